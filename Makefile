@@ -1,0 +1,50 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+# Each creates the virtual environment it needs in .venv (pinned by constraints.txt).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: demo test lint typecheck unit integration doctest notebooks bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.core: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP) install -q -c constraints.txt -e .
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.core
+	$(PIP) install -q -c constraints.txt -e ".[dev]"
+	touch $@
+
+## demo: set up and run the two-session demo (offline, no API key needed)
+demo: $(VENV)/.core
+	$(BIN)/langmem-layers demo
+
+## test: set up and run lint, type checks, unit tests (no sockets), doctests, integration tests, notebooks
+test: $(VENV)/.dev lint typecheck unit doctest integration notebooks
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check langmem_layers tests examples
+	$(BIN)/ruff format --check langmem_layers tests examples
+
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy
+
+unit: $(VENV)/.dev
+	$(BIN)/pytest tests/unit_tests --disable-socket --allow-unix-socket -q
+
+doctest: $(VENV)/.dev
+	$(BIN)/pytest --doctest-modules langmem_layers --disable-socket --allow-unix-socket -q \
+	  --ignore=langmem_layers/testing/fixtures.py
+
+integration: $(VENV)/.dev
+	$(BIN)/pytest tests/integration_tests -q
+
+notebooks: $(VENV)/.dev
+	$(BIN)/pytest --nbmake notebooks -q
+
+clean:
+	rm -rf $(VENV) .langmem

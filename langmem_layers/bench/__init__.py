@@ -1,0 +1,56 @@
+"""Benchmarks, run on demand: ``python -m langmem_layers.bench NAME [options]``.
+
+Each benchmark measures the code path a user calls and prints what it saw.
+They are not tests: timings on shared machines are noisy, so compare ratios
+measured side by side in one run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["BENCHMARKS", "main"]
+
+#: benchmark name -> (module, one-line description)
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "working": ("langmem_layers.bench.working", "window node cost per turn at 1k vs 10k messages"),
+    "embeddings": ("langmem_layers.bench.embeddings", "compare local embedding models on LoCoMo"),
+    "locomo": ("langmem_layers.bench.locomo", "episodic retrieval recall on LoCoMo + baselines"),
+    "recall-latency": (
+        "langmem_layers.bench.recall_latency",
+        "recall p50/p95, 1k/10k/100k turns",
+    ),
+    "profile": ("langmem_layers.bench.profile", "profile extraction precision/recall"),
+    "tools": ("langmem_layers.bench.tools", "procedural memory: failure rate with/without tips"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Dispatch to one benchmark; returns its exit code.
+
+    Example:
+        >>> from langmem_layers.bench import main
+        >>> main(["--list"]) == 0  # doctest: +ELLIPSIS
+        working ...
+        True
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help", "--list"}:
+        for name, (_, desc) in BENCHMARKS.items():
+            print(f"{name:15s} {desc}")
+        if not args:
+            print("usage: python -m langmem_layers.bench NAME [options]", file=sys.stderr)
+            return 2
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in BENCHMARKS:
+        print(
+            f"error: unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}",
+            file=sys.stderr,
+        )
+        return 2
+    module = importlib.import_module(BENCHMARKS[name][0])
+    result: int = module.main(rest)
+    return result

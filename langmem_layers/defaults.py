@@ -1,0 +1,321 @@
+"""Embedded defaults: one storage folder, local embeddings, offline tokens, a chat model if any.
+
+Everything here works with no network and no API key:
+
+* :class:`Storage` is one folder (``./.langmem/`` unless ``LANGMEM_HOME`` or an
+  argument says otherwise) that holds the Chroma database, the checkpoint
+  SQLite file and the store SQLite file;
+* :func:`resolve_embeddings` returns the packaged local model unless you pass
+  any LangChain ``Embeddings``;
+* :func:`resolve_chat_model` returns your model, else ``ChatOpenAI`` when
+  ``OPENAI_API_KEY`` is set, else ``None`` (the layers then use their offline
+  fallbacks and log that once).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+from langmem_layers.errors import ConfigurationError, StorageError
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from langgraph.store.sqlite import SqliteStore
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+__all__ = [
+    "DEFAULT_STORAGE_DIR",
+    "Storage",
+    "default_embeddings",
+    "resolve_chat_model",
+    "resolve_embeddings",
+]
+
+logger = logging.getLogger("langmem_layers")
+
+DEFAULT_STORAGE_DIR = ".langmem"
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class Storage:
+    """The storage folder every embedded layer writes into.
+
+    Layout::
+
+        <path>/chroma/             Chroma PersistentClient (episodic memory)
+        <path>/checkpoints.sqlite  LangGraph SqliteSaver (working memory)
+        <path>/store.sqlite        LangGraph SqliteStore (semantic + procedural)
+
+    Nothing is created until a backend is opened. A path that is a file, an
+    unwritable folder, or a database file that is not SQLite raises
+    :class:`~langmem_layers.errors.StorageError` and leaves the file as it is.
+
+    Args:
+        path: The folder; default ``$LANGMEM_HOME`` or ``./.langmem``.
+
+    Example:
+        >>> import tempfile
+        >>> from langmem_layers import Storage
+        >>> storage = Storage(tempfile.mkdtemp())
+        >>> with storage.checkpointer() as saver:
+        ...     type(saver).__name__
+        'SqliteSaver'
+
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        raw = path if path is not None else os.environ.get("LANGMEM_HOME") or DEFAULT_STORAGE_DIR
+        self.path = Path(raw).expanduser().resolve()
+
+    def __repr__(self) -> str:
+        return f"Storage({str(self.path)!r})"
+
+    @property
+    def chroma_path(self) -> Path:
+        """Folder of the Chroma database."""
+        return self.path / "chroma"
+
+    @property
+    def checkpoints_path(self) -> Path:
+        """SQLite file of the checkpointer."""
+        return self.path / "checkpoints.sqlite"
+
+    @property
+    def store_path(self) -> Path:
+        """SQLite file of the key-value store."""
+        return self.path / "store.sqlite"
+
+    def ensure(self) -> Path:
+        """Create the folder if needed and check it is usable.
+
+        Raises:
+            StorageError: the path is a file, or the folder is not writable.
+
+        """
+        if self.path.exists() and not self.path.is_dir():
+            raise StorageError(
+                f"storage path {self.path} exists but is not a folder; move that file away "
+                "or pass another folder (Storage(path) or LANGMEM_HOME)"
+            )
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"cannot create storage folder {self.path}: {e}") from e
+        if not os.access(self.path, os.W_OK | os.X_OK):
+            raise StorageError(
+                f"storage folder {self.path} is not writable; fix its permissions or "
+                "pass another folder"
+            )
+        return self.path
+
+    def _check_sqlite(self, file: Path) -> None:
+        if not file.exists():
+            return
+        if file.is_dir():
+            raise StorageError(f"{file} should be a SQLite file but is a folder")
+        if file.stat().st_size == 0:
+            return
+        with file.open("rb") as fh:
+            head = fh.read(16)
+        if head != _SQLITE_MAGIC:
+            raise StorageError(
+                f"{file} is not a SQLite database (corrupt or foreign file); it was left "
+                "untouched: restore it from a backup, or move it away to start afresh"
+            )
+
+    def _connect(self, file: Path) -> sqlite3.Connection:
+        self.ensure()
+        self._check_sqlite(file)
+        try:
+            conn = sqlite3.connect(str(file), check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as e:
+            raise StorageError(f"cannot open {file}: {e}; the file was left untouched") from e
+        return conn
+
+    @contextmanager
+    def checkpointer(self) -> Iterator[SqliteSaver]:
+        """A ``SqliteSaver`` on ``checkpoints.sqlite``, closed on exit."""
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        conn = self._connect(self.checkpoints_path)
+        try:
+            saver = SqliteSaver(conn)
+            saver.setup()
+            yield saver
+        finally:
+            conn.close()
+
+    @asynccontextmanager
+    async def acheckpointer(self) -> AsyncIterator[AsyncSqliteSaver]:
+        """An ``AsyncSqliteSaver`` on ``checkpoints.sqlite``, closed on exit."""
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        self.ensure()
+        self._check_sqlite(self.checkpoints_path)
+        async with AsyncSqliteSaver.from_conn_string(str(self.checkpoints_path)) as saver:
+            await saver.setup()
+            yield saver
+
+    @contextmanager
+    def store(self) -> Iterator[SqliteStore]:
+        """A ``SqliteStore`` on ``store.sqlite`` (set up), closed on exit."""
+        from langgraph.store.sqlite import SqliteStore
+
+        conn = self._connect(self.store_path)
+        try:
+            store = SqliteStore(conn)
+            store.setup()
+            yield store
+        finally:
+            conn.close()
+
+    @asynccontextmanager
+    async def astore(self) -> AsyncIterator[AsyncSqliteStore]:
+        """An ``AsyncSqliteStore`` on ``store.sqlite`` (set up), closed on exit."""
+        from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+        self.ensure()
+        self._check_sqlite(self.store_path)
+        async with AsyncSqliteStore.from_conn_string(str(self.store_path)) as store:
+            await store.setup()
+            yield store
+
+    def chroma_client(self) -> ClientAPI:
+        """A ``chromadb.PersistentClient`` in ``<path>/chroma`` (telemetry off)."""
+        import chromadb
+        from chromadb.config import Settings
+
+        self.ensure()
+        if self.chroma_path.exists() and not self.chroma_path.is_dir():
+            raise StorageError(f"{self.chroma_path} should be a folder (Chroma database)")
+        self._check_sqlite(self.chroma_path / "chroma.sqlite3")
+        try:
+            return chromadb.PersistentClient(
+                path=str(self.chroma_path),
+                settings=Settings(anonymized_telemetry=False, allow_reset=False),
+            )
+        except Exception as e:
+            raise StorageError(
+                f"cannot open the Chroma database in {self.chroma_path}: {e}; it was left untouched"
+            ) from e
+
+
+_DEFAULT_EMBEDDINGS: Embeddings | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_embeddings() -> Embeddings:
+    """The process-wide packaged local embeddings (multilingual-e5-small, 4-bit).
+
+    Example:
+        >>> from langmem_layers import default_embeddings
+        >>> default_embeddings() is default_embeddings()
+        True
+
+    """
+    global _DEFAULT_EMBEDDINGS
+    with _DEFAULT_LOCK:
+        if _DEFAULT_EMBEDDINGS is None:
+            from langmem_layers.embeddings import LocalE5Embeddings
+
+            _DEFAULT_EMBEDDINGS = LocalE5Embeddings()
+        return _DEFAULT_EMBEDDINGS
+
+
+def resolve_embeddings(embeddings: Embeddings | None = None) -> Embeddings:
+    """Explicit embeddings, else the packaged local default.
+
+    Raises:
+        ConfigurationError: ``embeddings`` is not a LangChain ``Embeddings``.
+
+    Example:
+        >>> from langmem_layers import resolve_embeddings
+        >>> from langmem_layers.testing import DeterministicEmbeddings
+        >>> emb = DeterministicEmbeddings()
+        >>> resolve_embeddings(emb) is emb
+        True
+
+    """
+    if embeddings is None:
+        return default_embeddings()
+    if not isinstance(embeddings, Embeddings):
+        raise ConfigurationError(
+            f"embeddings must be a langchain_core.embeddings.Embeddings, got "
+            f"{type(embeddings).__name__}"
+        )
+    return embeddings
+
+
+_LOGGED: set[str] = set()
+
+
+def _log_once(key: str, message: str) -> None:
+    if key not in _LOGGED:
+        _LOGGED.add(key)
+        logger.info(message)
+
+
+def resolve_chat_model(
+    model: BaseChatModel | str | None = None, *, purpose: str = ""
+) -> BaseChatModel | None:
+    """Explicit model > ``OPENAI_API_KEY`` → ``ChatOpenAI`` > ``None`` (offline fallback).
+
+    Args:
+        model: A chat model, or a ``"provider:model"`` string for
+            ``langchain.chat_models.init_chat_model``.
+        purpose: What the model is for; used in the one-time log line.
+
+    Returns:
+        A chat model, or ``None`` when none is configured; callers then use
+        their offline fallback. The choice is logged once per purpose.
+
+    Example:
+        >>> import os
+        >>> from langmem_layers import resolve_chat_model
+        >>> from langmem_layers.testing import FakeChatModel
+        >>> fake = FakeChatModel(responses=["hi"])
+        >>> resolve_chat_model(fake) is fake
+        True
+
+    """
+    if model is not None:
+        if isinstance(model, BaseChatModel):
+            return model
+        if isinstance(model, str):
+            from langchain.chat_models import init_chat_model
+
+            try:
+                return init_chat_model(model)
+            except Exception as e:
+                raise ConfigurationError(f"cannot build chat model {model!r}: {e}") from e
+        raise ConfigurationError(
+            f"model must be a LangChain chat model or a 'provider:model' string, got "
+            f"{type(model).__name__}"
+        )
+    if os.environ.get("OPENAI_API_KEY"):
+        from langchain_openai import ChatOpenAI
+
+        name = os.environ.get("LANGMEM_OPENAI_MODEL", DEFAULT_OPENAI_MODEL)
+        _log_once("openai", f"langmem_layers: using ChatOpenAI({name!r}) from OPENAI_API_KEY")
+        chat: Any = ChatOpenAI(model=name, temperature=0)
+        return chat
+    _log_once(
+        f"offline:{purpose}",
+        f"langmem_layers: no chat model and no OPENAI_API_KEY; {purpose or 'LLM steps'} "
+        "use the deterministic offline fallback",
+    )
+    return None

@@ -1,0 +1,63 @@
+"""Exceptions raised by langmem_layers.
+
+Every error names the bad value, the rule it broke and how to fix it. All
+validation errors subclass :class:`ValueError` so callers that already catch
+``ValueError`` keep working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "LangmemError",
+    "MissingUserIdError",
+    "StorageError",
+]
+
+
+class LangmemError(Exception):
+    """Base class of every error raised by langmem_layers.
+
+    Example:
+        >>> from langmem_layers import LangmemError, MissingUserIdError
+        >>> issubclass(MissingUserIdError, LangmemError)
+        True
+
+    """
+
+
+class ConfigurationError(LangmemError, ValueError):
+    """A setting, argument or environment variable has an unusable value.
+
+    Example:
+        >>> from langmem_layers import ConfigurationError
+        >>> str(ConfigurationError("budget must be > 0; pass max_tokens=2000"))
+        'budget must be > 0; pass max_tokens=2000'
+
+    """
+
+
+class MissingUserIdError(ConfigurationError):
+    """A user-scoped read or write was attempted without a user id.
+
+    langmem_layers never falls back to a global namespace: pass the id in
+    ``Runtime.context`` (``context={"user_id": ...}``) or in
+    ``config["configurable"]["user_id"]``.
+
+    Example:
+        >>> from langmem_layers import MissingUserIdError
+        >>> isinstance(MissingUserIdError("no user"), ValueError)
+        True
+
+    """
+
+
+class StorageError(LangmemError):
+    """The storage folder or a backend is missing, unreadable or corrupt.
+
+    Example:
+        >>> from langmem_layers import StorageError
+        >>> str(StorageError("not a directory"))
+        'not a directory'
+
+    """
