@@ -1,0 +1,55 @@
+"""Semantic memory: a typed user profile with merge policies, history, extraction and injection.
+
+* :class:`ProfileStore`: per-user profile on any LangGraph ``BaseStore``, fields
+  overwritten or accumulated by policy, every change in an append-only history,
+  the profile as of any past time, removal on request;
+* :class:`LLMProfileExtractor` (chat model, structured output, validated and
+  retried once) and :class:`OfflineProfileExtractor` (deterministic, no model);
+* :class:`ProfileUpdater` / :func:`create_profile_extraction_node`: extraction
+  every N user turns and at session end, optionally in the background;
+* :func:`render_profile` / :func:`create_profile_injection_node`: the profile as
+  a fenced, token-budgeted system-prompt section.
+"""
+
+from langmem_layers.semantic.extract import (
+    ExtractionResult,
+    ExtractionStats,
+    LLMProfileExtractor,
+    ProfileExtractor,
+)
+from langmem_layers.semantic.node import ProfileUpdater, create_profile_extraction_node
+from langmem_layers.semantic.offline import OfflineProfileExtractor
+from langmem_layers.semantic.render import create_profile_injection_node, render_profile
+from langmem_layers.semantic.schema import (
+    FieldSpec,
+    MergePolicy,
+    ProfileUpdate,
+    ProfileUpdates,
+    UserProfile,
+    profile_fields,
+)
+from langmem_layers.semantic.store import ProfileStore
+from langmem_layers.semantic.types import HistoryRecord, Profile, ProfileItem, SupersededValue
+
+__all__ = [
+    "ExtractionResult",
+    "ExtractionStats",
+    "FieldSpec",
+    "HistoryRecord",
+    "LLMProfileExtractor",
+    "MergePolicy",
+    "OfflineProfileExtractor",
+    "Profile",
+    "ProfileExtractor",
+    "ProfileItem",
+    "ProfileStore",
+    "ProfileUpdate",
+    "ProfileUpdater",
+    "ProfileUpdates",
+    "SupersededValue",
+    "UserProfile",
+    "create_profile_extraction_node",
+    "create_profile_injection_node",
+    "profile_fields",
+    "render_profile",
+]

@@ -1,0 +1,81 @@
+"""Near-duplicate detection of list items with embeddings (private)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+
+from langchain_core.embeddings import Embeddings
+
+from langmem_layers.semantic._backend import cosine
+from langmem_layers.semantic._normalize import normalize_text
+from langmem_layers.semantic.schema import FieldSpec, ProfileUpdate
+from langmem_layers.semantic.types import ProfileItem
+
+CACHE_SIZE = 10_000
+
+
+class NearDuplicates:
+    """Finds a stored list item whose embedding is close to a new value's (LRU vector cache)."""
+
+    def __init__(self, embeddings: Embeddings | None, threshold: float) -> None:
+        self.embeddings = embeddings
+        self.threshold = threshold
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+
+    def _candidates(
+        self, spec: FieldSpec, update: ProfileUpdate, items: Mapping[str, ProfileItem]
+    ) -> list[ProfileItem]:
+        if self.embeddings is None or spec.shape != "list":
+            return []
+        target = normalize_text(update.value)
+        same_field = [i for i in items.values() if i.field == spec.name]
+        if any(normalize_text(i.value) == target for i in same_field):
+            return []  # an exact duplicate: the merge handles it without embeddings
+        return same_field
+
+    def _missing(self, update: ProfileUpdate, cands: list[ProfileItem]) -> list[str]:
+        texts = {normalize_text(t): t for t in (update.value, *(c.value for c in cands))}
+        return [t for n, t in texts.items() if n not in self._vectors]
+
+    def _remember(self, texts: list[str], vectors: list[list[float]]) -> None:
+        for t, v in zip(texts, vectors, strict=True):
+            self._vectors[normalize_text(t)] = v
+        while len(self._vectors) > CACHE_SIZE:
+            self._vectors.popitem(last=False)
+
+    def _best(self, value: str, cands: list[ProfileItem]) -> str | None:
+        vec = self._vectors.get(normalize_text(value))
+        best, best_sim = None, self.threshold
+        for c in cands:
+            other = self._vectors.get(normalize_text(c.value))
+            if vec is None or other is None:
+                continue
+            sim = cosine(vec, other)
+            if sim >= best_sim:
+                best, best_sim = c.store_key, sim
+        return best
+
+    def find(
+        self, spec: FieldSpec, update: ProfileUpdate, items: Mapping[str, ProfileItem]
+    ) -> str | None:
+        """Store key of a near-duplicate of ``update`` in its field, if any."""
+        cands = self._candidates(spec, update, items)
+        if not cands or self.embeddings is None:
+            return None
+        texts = self._missing(update, cands)
+        if texts:
+            self._remember(texts, self.embeddings.embed_documents(texts))
+        return self._best(update.value, cands)
+
+    async def afind(
+        self, spec: FieldSpec, update: ProfileUpdate, items: Mapping[str, ProfileItem]
+    ) -> str | None:
+        """Async twin of :meth:`find`."""
+        cands = self._candidates(spec, update, items)
+        if not cands or self.embeddings is None:
+            return None
+        texts = self._missing(update, cands)
+        if texts:
+            self._remember(texts, await self.embeddings.aembed_documents(texts))
+        return self._best(update.value, cands)

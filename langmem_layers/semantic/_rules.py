@@ -1,0 +1,385 @@
+"""Sentence-level extraction rules of the offline extractor (private), English and Chinese."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from langmem_layers.semantic import _lexicon as lx
+from langmem_layers.semantic._normalize import normalize_key, normalize_text
+from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
+
+_FILLER = re.compile(
+    r"^(?:(?:actually|oh|ok|okay|well|btw|by the way|also|and|so|now|yes|yeah|hi|hello|"
+    r"hey|fyi|anyway|these days|nowadays|currently|today|but|right now|update|"
+    r"honestly|on weekends|at work)[\s,:]+)+",
+    re.IGNORECASE,
+)
+_ZH_FILLER = re.compile(
+    r"^(?:其实|对了|另外|顺便说一下|还有|嗯|哦|现在|目前|最近|你好|我们公司|所以)[，,\s]*"
+)
+_TAIL = re.compile(
+    r"(?:\s+(?:now|these days|nowadays|at work|at the moment|currently|as well|too|also|"
+    r"every day|daily|a lot|very much|so much|mostly|mainly|instead|anymore|already|"
+    r"for work|at home|right now|full[- ]time|today|yesterday|recently|lately|"
+    r"last (?:week|month|year|quarter)|this (?:week|month|year|quarter)|"
+    r"\w+ (?:days|weeks|months|years) ago))+$",
+    re.IGNORECASE,
+)
+_ZH_TAIL = re.compile(
+    r"(?:了|啦|呀|哦|的|呢|啊|现在|目前|平时|这边|一下|工作|写代码|开发|做项目)+$"
+)
+_EN_CLAUSE = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:i|we|my|our)\b)|,\s*but\s+", re.I)
+_SPLIT = re.compile(r"\s*(?:,|，|、|\band\b|\bplus\b|和|及|与|跟|以及|&)\s*", re.IGNORECASE)
+_PRONOUN = re.compile(r"^(?:it|that|this|them|you|your|these|those|him|her|what|how|why)\b", re.I)
+_IMPORTANCE = {
+    "context": 0.8,
+    "tech_stack": 0.8,
+    "preferences": 0.7,
+    "skills": 0.7,
+    "interests": 0.6,
+    "facts": 0.6,
+}
+
+
+def _clean(text: str) -> str:
+    t = text.strip().strip("\"'`“”‘’").strip()
+    t = re.sub(r"\s*(?:,|;|—|--| - ).*$", "", t)
+    t = re.sub(r"\s+(?:and|but|so|because)\s+(?:i|we|it|they)\b.*$", "", t, flags=re.I)
+    t = re.sub(r"[.!?。！？;；,，:：]+$", "", t).strip()
+    t = _TAIL.sub("", t).strip()
+    t = re.sub(
+        r"\s+(?:for|at|in|on|with|because|since|which|who|when|where|as)\b.*$", "", t, flags=re.I
+    )
+    t = re.sub(r"^(?:the|a|an|to|some|my|our)\s+", "", t, flags=re.IGNORECASE)
+    return t.strip()
+
+
+def _clean_zh(text: str) -> str:
+    t = text.strip().strip("\"'`“”‘’").strip()
+    t = re.sub(r"[.!?。！？;；,，:：]+$", "", t).strip()
+    t = re.sub(r"(?:来|去|做|写|开发|处理|跑|部署).*$", "", t) if len(t) > 2 else t
+    for _ in range(3):
+        t = _ZH_TAIL.sub("", t).strip()
+    return t
+
+
+def is_zh(text: str) -> bool:
+    return bool(re.search(r"[\u3400-\u9fff]", text))
+
+
+def _parts(value: str, zh: bool) -> list[str]:
+    clean = _clean_zh if zh else _clean
+    return [c for c in (clean(p) for p in _SPLIT.split(value)) if c]
+
+
+class Out:
+    """Collects updates for one run."""
+
+    def __init__(self, evidence: str) -> None:
+        self.updates: list[ProfileUpdate] = []
+        self.evidence = evidence
+
+    def add(
+        self, field: str, value: str, *, key: str | None = None, replaces: str | None = None
+    ) -> None:
+        if not value or len(value) > 60 or _PRONOUN.match(value):
+            return
+        kind: MergePolicy = (
+            "accumulate" if field in ("skills", "interests", "facts") else "overwrite"
+        )
+        self.updates.append(
+            ProfileUpdate(
+                field=field,
+                key=key,
+                value=value,
+                kind=kind,
+                replaces=replaces,
+                importance=_IMPORTANCE.get(field, 0.6),
+                evidence=self.evidence[:200],
+            )
+        )
+
+    def tech_or(
+        self,
+        phrase: str,
+        fallback: Callable[[str], None] | None = None,
+        *,
+        replaces: str | None = None,
+        proper_only: bool = True,
+    ) -> None:
+        found = lx.tech(phrase)
+        old = _tech_name(replaces) if replaces else replaces
+        if found:
+            self.add("tech_stack", found[0], key=found[1], replaces=old)
+        elif fallback is not None:
+            fallback(phrase)
+        elif not proper_only or _proper(phrase):
+            self.add("tech_stack", phrase, key=normalize_key(phrase), replaces=old)
+
+
+def _tech_name(phrase: str) -> str:
+    found = lx.tech(phrase)
+    return found[0] if found else phrase
+
+
+def _proper(phrase: str) -> bool:
+    words = phrase.split()
+    return 0 < len(words) <= 3 and all(
+        w[:1].isupper() or any(c.isdigit() for c in w) for w in words
+    )
+
+
+def _pref_key(value: str) -> str:
+    low = normalize_text(value)
+    if low in lx.PREFERENCE_KEYS:
+        return lx.PREFERENCE_KEYS[low]
+    found = lx.tech(value)
+    if found:
+        return found[1]
+    if any(w in low for w in lx.ANSWER_WORDS):
+        return "answer_style"
+    words = low.split()
+    return words[-1] if words and not is_zh(low) else low or "general"
+
+
+def _role_en(value: str) -> str | None:
+    words = normalize_text(value).split()
+    if words and words[-1].rstrip("s") in lx.ROLE_WORDS and len(words) <= 4:
+        return value
+    return None
+
+
+def extract_en(sentence: str, out: Out) -> None:
+    for clause in _EN_CLAUSE.split(sentence):
+        if clause and clause.strip():
+            _en_clause(clause, out)
+
+
+def _en_clause(s: str, out: Out) -> None:
+    s = _FILLER.sub("", s.strip()).strip()
+    s_guard = re.sub(r"\b(?:i'd|i would) rather\b", "i prefer", s, flags=re.I)
+    if lx.HYPOTHETICAL_EN.search(s_guard) or lx.NEGATION_EN.search(s_guard):
+        return
+    s = s_guard
+    low = s.lower()
+    if m := re.search(
+        r"\b(?:i|we|our \w+|my \w+)(?:'ve| have)? (?:\w+ ){0,3}?(?:moved|migrated|switched|changed|"
+        r"upgraded|went)(?: \w+){0,3}? from (.+?) (?:to|over to) (.+)$",
+        s,
+        re.I,
+    ):
+        old, new = _clean(m.group(1)), _clean(m.group(2))
+        if lx.tech(new) or lx.tech(old):
+            out.tech_or(new, replaces=old, proper_only=False)
+        else:
+            out.add("context", new, key="location", replaces=old)
+        return
+    if m := re.search(
+        r"\b(?:i|we)(?:'ve| have)? (?:just |recently )?(?:moved|migrated|switched|"
+        r"upgraded|relocated)(?: \w+){0,2}? to (.+)$",
+        s,
+        re.I,
+    ):
+        new = _clean(m.group(1))
+        if lx.tech(new):
+            out.tech_or(new)
+        elif re.search(r"\b(?:moved|relocated)\b", low):
+            out.add("context", new, key="location")
+        return
+    if m := re.search(r"\bmy (?:name is|name's) (.+)$|\bcall me (.+)$", s, re.I):
+        out.add("context", _clean(m.group(1) or m.group(2)), key="name")
+        return
+    if m := re.search(r"\bmy (?:favou?rite|preferred) (.+?) (?:is|are) (.+)$", s, re.I):
+        out.add("preferences", _clean(m.group(2)), key=normalize_key(m.group(1)))
+        return
+    if m := re.search(r"\bmy ([a-z' ]{2,30}?) (?:is|are|'s) (?:now )?(.+)$", s, re.I):
+        attr, value = m.group(1).strip().lower(), _clean(m.group(2))
+        if attr in lx.CONTEXT_KEYS:
+            out.add("context", value, key=lx.CONTEXT_KEYS[attr])
+        elif attr in lx.TECH_SLOTS:
+            found = lx.tech(value)
+            out.add("tech_stack", found[0] if found else value, key=lx.TECH_SLOTS[attr])
+        elif len(attr.split()) <= 3:
+            out.add("context", value, key=normalize_key(attr))
+        return
+    if m := re.search(r"\bi work as (.+)$", s, re.I):
+        out.add("context", _clean(m.group(1)), key="role")
+        return
+    if m := re.search(r"\bi(?:'m| am) (?:a|an|the) (.+)$", s, re.I):
+        role = _role_en(_clean(m.group(1)))
+        if role:
+            out.add("context", role, key="role")
+            return
+    if m := re.search(r"\bi (?:just |recently )?(?:joined|started at) (.+)$", s, re.I):
+        out.add("context", _clean(m.group(1)), key="employer")
+        return
+    if m := re.search(r"\bi(?:'ve| have) been (?:a|an) (.+?)(?: for .*)?$", s, re.I) or re.search(
+        r"\bi(?:'m| am) allergic to (.+)$", s, re.I
+    ):
+        if "allergic" in m.group(0).lower():
+            out.add("facts", "allergic to " + _clean(m.group(1)))
+        elif role := _role_en(_clean(m.group(1))):
+            out.add("context", role, key="role")
+        return
+    m = re.search(r"\b(?:respond|reply|answer|write|talk to me|speak to me) in (\w+)", s, re.I)
+    if m and m.group(1).lower() in lx.PREFERENCE_KEYS:
+        out.add("preferences", m.group(1).capitalize(), key="language")
+        return
+    if m := re.search(r"\bwe(?:'re| are) an? (.+?) (?:shop|team|house)\b", s, re.I):
+        out.tech_or(_clean(m.group(1)))
+        return
+    if m := re.search(
+        r"\bi (?:work|am working|'m working)(?: remotely| full-time| part-time)? (?:at|for) (.+)$",
+        s,
+        re.I,
+    ):
+        out.add("context", _clean(re.sub(r"\s+as\s+.*$", "", m.group(1))), key="employer")
+        return
+    if m := re.search(
+        r"\bi (?:live|am based|'m based|reside|am living|'m living) in (.+)$", s, re.I
+    ) or re.search(r"\bi(?:'m| am) based in (.+)$", s, re.I):
+        out.add("context", _clean(m.group(1)), key="location")
+        return
+    if m := re.search(
+        r"\bi (?:prefer|like to use) (.+?)(?: (?:over|to|rather than|instead of) (.+))?$", s, re.I
+    ):
+        value = _clean(m.group(1))
+        out.add("preferences", value, key=_pref_key(value))
+        return
+    if m := re.search(
+        r"\b(?:i|we)(?:'re| are| am|'m)? (?:mostly |mainly |also |still |now |all )?"
+        r"(?:use|using|code in|coding in|program in|write|writing|work with|build with|"
+        r"deploy on|deploy to|are on|'re on|on|run on|host on|rely on)\s+(.+)$",
+        s,
+        re.I,
+    ):
+        for part in _parts(m.group(1), False):
+            out.tech_or(part)
+        return
+    if m := re.search(
+        r"\bi(?: |'m | am )(?:know|can speak|speak|good at|fluent in|"
+        r"skilled in|an expert in|"
+        r"have \w+ years of experience (?:in|with)) (.+)$",
+        s,
+        re.I,
+    ):
+        for part in _parts(m.group(1), False):
+            if lx.tech(part) or _proper(part) or "know" not in m.group(0).lower():
+                out.add("skills", _tech_name(part))
+        return
+    if m := re.search(
+        r"\bi(?: |'m | am )(?:really |also |absolutely |very |really big )?(?:like|love|enjoy|into|"
+        r"interested in|passionate about|a fan of|a big fan of) (.+)$",
+        s,
+        re.I,
+    ):
+        for part in _parts(m.group(1), False):
+            out.add("interests", part)
+        return
+    if m := re.search(r"\bi(?:'ve| have) (?:been to|visited|lived in) (.+)$", s, re.I):
+        out.add(
+            "facts",
+            "visited " + _clean(m.group(1))
+            if "lived" not in low
+            else "lived in " + _clean(m.group(1)),
+        )
+        return
+    if m := re.search(
+        r"\bi have (a|an|one|two|three|four|\d+) (kids?|children|sons?|daughters?|"
+        r"dogs?|cats?|pets?|brothers?|sisters?)\b",
+        s,
+        re.I,
+    ):
+        out.add("facts", f"has {m.group(1).lower()} {m.group(2).lower()}")
+        return
+    if m := re.search(r"\bi was born in (.+)$|\bi graduated from (.+)$", s, re.I):
+        what = "born in " if m.group(1) else "graduated from "
+        out.add("facts", what + _clean(m.group(1) or m.group(2)))
+
+
+def _zh_location_or_employer(value: str, out: Out) -> None:
+    out.add("context", value, key="location" if value in lx.ZH_CITIES else "employer")
+
+
+def extract_zh(s: str, out: Out) -> None:
+    s = _ZH_FILLER.sub("", s.strip()).strip()
+    body = re.sub(r"[。！？!?.，,；;]+$", "", s)
+    if lx.HYPOTHETICAL_ZH.search(body) or "?" in s or "？" in s:
+        return
+    if m := re.search(r"从(.+?)(?:迁移|迁|换|切换|搬|转|改)(?:到|成|为)了?(.+)$", body):
+        old, new = _clean_zh(m.group(1)), _clean_zh(m.group(2))
+        if lx.tech(new) or lx.tech(old):
+            out.tech_or(new, replaces=old, proper_only=False)
+        else:
+            out.add("context", new, key="location", replaces=old)
+        return
+    if lx.NEGATION_ZH.search(body):
+        return
+    if m := re.search(
+        r"我们?(?:已经|刚刚|刚|上个月|上周|去年|最近|今年)*(?:迁移|迁|切换|换|搬|升级)(?:到|成)了?(.+)$",
+        body,
+    ):
+        new = _clean_zh(m.group(1))
+        if lx.tech(new):
+            out.tech_or(new)
+        elif "搬" in m.group(0):
+            out.add("context", new, key="location")
+        return
+    if m := re.search(r"我(?:叫|的名字是|的名字叫|名叫)(.+)$", body):
+        out.add("context", _clean_zh(m.group(1)), key="name")
+        return
+    if m := re.search(r"我最喜欢的(.+?)是(.+)$", body):
+        out.add("preferences", _clean_zh(m.group(2)), key=normalize_key(m.group(1)))
+        return
+    if m := re.search(r"(?:我们的|我的|我们|我|^)([\u3400-\u9fffA-Za-z ]{1,6}?)是(.+)$", body):
+        attr, value = m.group(1).strip(), _clean_zh(m.group(2))
+        if attr in lx.CONTEXT_KEYS:
+            out.add("context", value, key=lx.CONTEXT_KEYS[attr])
+            return
+        if attr in lx.TECH_SLOTS:
+            found = lx.tech(value)
+            out.add("tech_stack", found[0] if found else value, key=lx.TECH_SLOTS[attr])
+            return
+    if m := re.search(r"(?:^|我)(?:其实|现在|目前|也|还)*是(?:一名|一个|一位|个|名)?(.+)$", body):
+        value = _clean_zh(m.group(1))
+        if value.endswith(lx.ZH_ROLE_SUFFIXES):
+            out.add("context", value, key="role")
+        return
+    if m := re.search(r"我(?:现在)?(?:在|于)(.+?)(?:工作|上班|任职)", body):
+        _zh_location_or_employer(_clean_zh(m.group(1)), out)
+        return
+    if m := re.search(r"我(?:现在)?(?:住在|住|生活在|定居在|定居)(.+)$", body):
+        out.add("context", _clean_zh(m.group(1)), key="location")
+        return
+    if m := re.search(
+        r"(?:比起(.+?)[，,]?)?我(?:更|比较|更加)(?:喜欢|偏好|倾向于?|爱)(?:用)?(.+)$", body
+    ) or re.search(r"()我偏好(.+)$", body):
+        value = _clean_zh(m.group(2))
+        out.add("preferences", value, key=_pref_key(value))
+        return
+    if m := re.search(
+        r"我们?(?:现在|目前|平时|主要|一直|都|也|还)*(?:用的是|使用的是|在用|使用|采用|用|写)(.+)$",
+        body,
+    ):
+        for part in _parts(m.group(1), True):
+            out.tech_or(part)
+        return
+    if m := re.search(r"我(?:会说|擅长|精通|熟悉|会)(.+)$", body):
+        if not re.match(r"(?:去|来|在|把|给|被|想|告诉|帮|看|让|尽快)", m.group(1)):
+            for part in _parts(m.group(1), True):
+                out.add("skills", _tech_name(part))
+        return
+    if m := re.search(
+        r"我(?:很|非常|特别|也|挺|超)?(?:喜欢|爱|热爱|迷上了?)(.+)$", body
+    ) or re.search(r"我对(.+?)(?:很|非常|特别|挺)?感兴趣", body):
+        for part in _parts(m.group(1), True):
+            out.add("interests", part)
+        return
+    if m := re.search(r"我(?:去过|到过)(.+)$", body):
+        out.add("facts", "去过" + _clean_zh(m.group(1)))
+        return
+    if m := re.search(
+        r"我有((?:一|两|二|三|四|\d+)(?:个|只|条)(?:孩子|女儿|儿子|猫|狗|宠物))", body
+    ):
+        out.add("facts", "有" + m.group(1))

@@ -1,0 +1,157 @@
+"""A deterministic profile extractor that needs no model (English and Chinese)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel
+
+from langmem_layers.semantic import _lexicon as lx
+from langmem_layers.semantic._normalize import normalize_key, normalize_text
+from langmem_layers.semantic._rules import Out, extract_en, extract_zh, is_zh
+from langmem_layers.semantic.extract import ExtractionResult, ExtractionStats
+from langmem_layers.semantic.schema import ProfileUpdate, UserProfile, profile_fields
+from langmem_layers.semantic.types import Profile
+from langmem_layers.tokens import message_text
+
+__all__ = ["OfflineProfileExtractor"]
+
+_SENT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+
+
+def _clauses(text: str) -> Iterator[str]:
+    """Sentences, with Chinese sentences cut into clauses at commas.
+
+    A Chinese clause with a hypothetical marker ("如果...，我会...") swallows the
+    rest of its sentence.
+    """
+    for part in _SENT.split(text):
+        sent = part.strip()
+        if not sent:
+            continue
+        if not is_zh(sent):
+            yield sent
+            continue
+        for clause in re.split(r"[，,]", sent):
+            if clause.strip():
+                yield clause.strip()
+            if lx.CONDITIONAL_ZH.search(clause):
+                break
+
+
+def _scan(sent: str, units: list[list[ProfileUpdate]]) -> None:
+    """Extract from one sentence into ``units``, handling "just kidding" markers.
+
+    A marker at the start ("jk, I'm a nurse") retracts the previous sentence
+    (even from the previous message) and the rest is read; a marker later in the
+    sentence ("I use COBOL, just kidding") retracts the sentence itself.
+    """
+    marker = lx.RETRACTION.search(sent)
+    if marker:
+        before = sent[: marker.start()].strip(" ,，.。!！~")
+        while not before and units:
+            if units.pop():
+                break
+        rest = sent[marker.end() :].strip(" ,，.。!！~的了")
+        units.append([])
+        if rest:
+            _scan(rest, units)
+        return
+    out = Out(sent)
+    (extract_zh if is_zh(sent) else extract_en)(sent, out)
+    units.append(out.updates)
+
+
+class OfflineProfileExtractor:
+    """Deterministic, rule-based extraction of first-person statements (no model, no network).
+
+    What it handles, in English and Chinese, one sentence at a time, only in
+    the user's own messages:
+
+    * "I use / we use / we're on X" (known technologies go to a slot such as
+      ``tech_stack["database"]``; versions overwrite), "我用 / 我们使用 X";
+    * "we moved / switched / migrated from X to Y" (Y replaces X), "从 X 迁到 Y";
+    * "I prefer X", "my favourite X is Y", "我更喜欢 X", "我最喜欢的 X 是 Y";
+    * "I work as X", "I'm a <role>", "I work at X", "I live in / moved to X",
+      "我是<职位>", "我在 X 工作", "我住在 X", "我搬到 X";
+    * "my X is Y" (name, job, city, company, database, editor...), "我的 X 是 Y";
+    * "I know / speak / am good at X" (skills), "我会 / 擅长 X";
+    * "I like / love / enjoy / am into X" (interests), "我喜欢 X";
+    * a few facts ("I have two kids", "I've been to X", "我去过 X").
+
+    It skips questions, negations, hypotheticals and wishes ("if I were...",
+    "I wish", "maybe", "如果我是", "希望"), and a whole message that says
+    "just kidding" / "开玩笑" (or the message right before such a reply).
+
+    What it cannot do: understand context or pronouns ("I use it"), statements
+    spread over several sentences, sarcasm without a marker, removals ("I no
+    longer use X" is skipped, not applied), third parties ("my wife uses X" is
+    ignored only when not phrased as "my X is Y"), unknown technology names in
+    lower case, preference keys beyond a small lexicon (it falls back to the
+    last word), and any phrasing outside the patterns above. Use a chat model
+    (:class:`LLMProfileExtractor`) for real conversations.
+
+    Args:
+        schema: Profile schema; updates for fields it lacks are dropped.
+        threshold: Minimum importance to keep (its fixed importances are >= 0.6).
+        name: Name recorded in the history.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from langmem_layers.semantic import OfflineProfileExtractor, Profile
+        >>> ex = OfflineProfileExtractor()
+        >>> r = ex.extract(Profile("u1"), [HumanMessage("We moved from MySQL to Postgres 16.")])
+        >>> [(u.key, u.value, u.replaces) for u in r.updates]
+        [('database', 'PostgreSQL 16', 'MySQL')]
+        >>> ex.extract(Profile("u1"), [HumanMessage("如果我是CEO，我会用Rust")]).updates
+        []
+
+    """
+
+    def __init__(
+        self,
+        *,
+        schema: type[BaseModel] = UserProfile,
+        threshold: float = 0.4,
+        name: str = "offline",
+    ) -> None:
+        self.schema = schema
+        self.fields = profile_fields(schema)
+        self.threshold = threshold
+        self.name = name
+        self.stats = ExtractionStats()
+
+    def __repr__(self) -> str:
+        return f"OfflineProfileExtractor(threshold={self.threshold})"
+
+    def extract(self, profile: Profile, messages: Sequence[BaseMessage]) -> ExtractionResult:
+        """Scan the user's messages; return only items new or changed vs ``profile``."""
+        self.stats.bump(runs=1)
+        units: list[list[ProfileUpdate]] = []  # one per sentence (per clause in Chinese)
+        for m in messages:
+            if m.type == "human":
+                for clause in _clauses(message_text(m)):
+                    _scan(clause, units)
+        updates = [u for unit in units for u in unit]
+        current = {
+            (i.field, normalize_key(i.key) if i.key else None, normalize_text(i.value))
+            for i in profile.items
+        }
+        fresh: list[ProfileUpdate] = []
+        seen: set[tuple[str, str | None, str]] = set()
+        for u in updates:
+            sig = (u.field, normalize_key(u.key) if u.key else None, normalize_text(u.value))
+            if u.field not in self.fields or sig in current or sig in seen:
+                continue
+            seen.add(sig)
+            fresh.append(u)
+        kept = [u for u in fresh if u.importance >= self.threshold]
+        dropped = [u for u in fresh if u.importance < self.threshold]
+        self.stats.bump(proposed=len(fresh), kept=len(kept), dropped=len(dropped))
+        return ExtractionResult(kept, dropped, extractor=self.name)
+
+    async def aextract(self, profile: Profile, messages: Sequence[BaseMessage]) -> ExtractionResult:
+        """Same as :meth:`extract` (it does no I/O)."""
+        return self.extract(profile, messages)

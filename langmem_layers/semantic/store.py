@@ -1,0 +1,516 @@
+"""The per-user profile store on a LangGraph ``BaseStore``, with an append-only history.
+
+Layout (``ns = user_namespace("semantic", user_id)``)::
+
+    ns + ("profile",)  one key per current item:  "<field>" (scalar),
+                       "<field>/<key>" (dict), "<field>/<hash of value>" (list)
+    ns + ("history",)  one key per change (sortable time + random suffix)
+
+Concurrency: per-item keys mean two writers touching different items never
+clobber each other, and the history is append-only, so no change is silently
+lost. Writers in one process also take a per-user lock (a ``threading.Lock``
+for sync calls, an ``asyncio.Lock`` per event loop for async calls), so two
+threads updating the same slot are serialised and the history reads
+``A -> B -> C``. Across processes, each item carries a version: before writing,
+the touched items are re-read and, if another writer changed them since they
+were loaded, the merge is re-planned (a check, not an atomic compare-and-swap:
+``BaseStore`` has none, so a write landing in the few milliseconds between the
+check and the put can still win; it is then still in the history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import BaseStore
+from pydantic import BaseModel
+
+from langmem_layers.context import user_namespace
+from langmem_layers.defaults import Storage
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.semantic._backend import (
+    acall,
+    ascan,
+    async_lock,
+    scan,
+    thread_lock,
+    utc,
+)
+from langmem_layers.semantic._dedup import NearDuplicates
+from langmem_layers.semantic._merge import (
+    Plan,
+    find_items,
+    fold,
+    fresh,
+    plan_ops,
+    plan_update,
+    removal_records,
+    replay,
+    touched,
+)
+from langmem_layers.semantic.schema import FieldSpec, ProfileUpdate, UserProfile, profile_fields
+from langmem_layers.semantic.types import HistoryRecord, Profile, ProfileItem, SupersededValue
+
+__all__ = ["ProfileStore"]
+
+LAYER = "semantic"
+
+
+_RETRIES = 3
+
+
+class ProfileStore:
+    """Typed user profiles with merge policies and a full change history.
+
+    Args:
+        store: Any LangGraph ``BaseStore`` (``SqliteStore``, ``InMemoryStore``,
+            ``PostgresStore``...). If omitted, the graph's store is used
+            (``langgraph.config.get_store()``); use :meth:`open` for the
+            default SQLite store in the storage folder.
+        schema: The profile's Pydantic schema (default :class:`UserProfile`).
+        embeddings: Optional embeddings; list items whose cosine similarity
+            to a stored item of the same field is at least ``dedup_threshold``
+            count as duplicates (exact duplicates after normalisation always do).
+        dedup_threshold: Cosine threshold for embedding de-duplication.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> from langmem_layers.semantic import ProfileStore
+        >>> profiles = ProfileStore(InMemoryStore())
+        >>> _ = profiles.add("ada@example.com", "tech_stack", "MySQL", key="database")
+        >>> _ = profiles.add("ada@example.com", "tech_stack", "PostgreSQL", key="database")
+        >>> profiles.get("ada@example.com").get("tech_stack", "database")
+        'PostgreSQL'
+        >>> [r.describe() for r in profiles.history("ada@example.com")][-1]
+        'tech_stack.database: MySQL -> PostgreSQL (overwritten)'
+
+    """
+
+    def __init__(
+        self,
+        store: BaseStore | None = None,
+        /,
+        *,
+        schema: type[BaseModel] = UserProfile,
+        embeddings: Embeddings | None = None,
+        dedup_threshold: float = 0.92,
+    ) -> None:
+        if store is not None and not isinstance(store, BaseStore):
+            raise ConfigurationError(
+                f"store must be a langgraph BaseStore (SqliteStore, InMemoryStore, "
+                f"PostgresStore...), got {type(store).__name__}"
+            )
+        if not 0.0 < dedup_threshold <= 1.0:
+            raise ConfigurationError(
+                f"dedup_threshold must be in (0, 1], got {dedup_threshold}; 0.92 is a good start"
+            )
+        self._store = store
+        self.schema = schema
+        self.fields: dict[str, FieldSpec] = profile_fields(schema)
+        self.embeddings = embeddings
+        self.dedup_threshold = dedup_threshold
+        self._dedup = NearDuplicates(embeddings, dedup_threshold)
+
+    def __repr__(self) -> str:
+        return f"ProfileStore({type(self._store).__name__}, schema={self.schema.__name__})"
+
+    # ------------------------------------------------------------------ setup
+    @classmethod
+    @contextmanager
+    def open(cls, storage: Storage | None = None, **kwargs: Any) -> Iterator[ProfileStore]:
+        """A profile store on the default ``SqliteStore`` of a storage folder.
+
+        Example:
+            >>> import tempfile
+            >>> from langmem_layers import Storage
+            >>> from langmem_layers.semantic import ProfileStore
+            >>> with ProfileStore.open(Storage(tempfile.mkdtemp())) as profiles:
+            ...     _ = profiles.add("u1", "skills", "Rust")
+            ...     profiles.get("u1").values("skills")
+            ['Rust']
+
+        """
+        with (storage or Storage()).store() as store:
+            yield cls(store, **kwargs)
+
+    @classmethod
+    @asynccontextmanager
+    async def aopen(
+        cls, storage: Storage | None = None, **kwargs: Any
+    ) -> AsyncIterator[ProfileStore]:
+        """Async twin of :meth:`open` (``AsyncSqliteStore``)."""
+        async with (storage or Storage()).astore() as store:
+            yield cls(store, **kwargs)
+
+    @property
+    def store(self) -> BaseStore:
+        """The backing store: the one passed in, else the running graph's store."""
+        if self._store is not None:
+            return self._store
+        try:
+            from langgraph.config import get_store
+
+            found = get_store()
+        except Exception:
+            found = None
+        if found is None:
+            raise ConfigurationError(
+                "ProfileStore has no store: looked at the store argument and at the running "
+                "graph's store (graph.compile(store=...)); pass ProfileStore(store) or use "
+                "ProfileStore.open(Storage(...))"
+            )
+        return found
+
+    def with_store(self, store: BaseStore) -> ProfileStore:
+        """A copy of this profile store bound to another ``BaseStore``."""
+        twin = ProfileStore(
+            store,
+            schema=self.schema,
+            embeddings=self.embeddings,
+            dedup_threshold=self.dedup_threshold,
+        )
+        twin._dedup = self._dedup
+        return twin
+
+    def spec(self, field: str) -> FieldSpec:
+        """The :class:`FieldSpec` of one field; teaches the valid names if unknown."""
+        try:
+            return self.fields[field]
+        except KeyError:
+            raise ConfigurationError(
+                f"unknown profile field {field!r}; {self.schema.__name__} has "
+                f"{', '.join(self.fields)}"
+            ) from None
+
+    @staticmethod
+    def namespace(user_id: str, part: str) -> tuple[str, ...]:
+        """Namespace of one user's ``"profile"`` items or ``"history"`` records."""
+        return user_namespace(LAYER, user_id, part)
+
+    def _namespaces(self, user_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return self.namespace(user_id, "profile"), self.namespace(user_id, "history")
+
+    # ------------------------------------------------------------------ reads
+    def _items(self, store: BaseStore, user_id: str) -> dict[str, ProfileItem]:
+        return {
+            i.key: ProfileItem.from_value(i.key, i.value)
+            for i in scan(store, self.namespace(user_id, "profile"))
+        }
+
+    async def _aitems(self, store: BaseStore, user_id: str) -> dict[str, ProfileItem]:
+        items = await ascan(store, self.namespace(user_id, "profile"))
+        return {i.key: ProfileItem.from_value(i.key, i.value) for i in items}
+
+    def _records(self, store: BaseStore, user_id: str) -> list[HistoryRecord]:
+        items = scan(store, self.namespace(user_id, "history"))
+        return sorted(
+            (HistoryRecord.from_dict(i.key, i.value) for i in items),
+            key=lambda r: (r.at, r.record_id),
+        )
+
+    async def _arecords(self, store: BaseStore, user_id: str) -> list[HistoryRecord]:
+        items = await ascan(store, self.namespace(user_id, "history"))
+        return sorted(
+            (HistoryRecord.from_dict(i.key, i.value) for i in items),
+            key=lambda r: (r.at, r.record_id),
+        )
+
+    def get(self, user_id: str) -> Profile:
+        """The user's current profile (empty if none)."""
+        return Profile(user_id, list(self._items(self.store, user_id).values()))
+
+    async def aget(self, user_id: str) -> Profile:
+        """Async twin of :meth:`get`."""
+        return Profile(user_id, list((await self._aitems(self.store, user_id)).values()))
+
+    @staticmethod
+    def _filter(
+        records: list[HistoryRecord], field: str | None, since: datetime | None
+    ) -> list[HistoryRecord]:
+        since_utc = utc(since) if since else None
+        return [
+            r
+            for r in records
+            if (field is None or r.field == field) and (since_utc is None or r.at >= since_utc)
+        ]
+
+    def history(
+        self, user_id: str, *, field: str | None = None, since: datetime | None = None
+    ) -> list[HistoryRecord]:
+        """Every change of the user's profile, oldest first (optionally one field / since)."""
+        return self._filter(self._records(self.store, user_id), field, since)
+
+    async def ahistory(
+        self, user_id: str, *, field: str | None = None, since: datetime | None = None
+    ) -> list[HistoryRecord]:
+        """Async twin of :meth:`history`."""
+        return self._filter(await self._arecords(self.store, user_id), field, since)
+
+    def as_of(self, user_id: str, when: datetime) -> Profile:
+        """The profile as it was at ``when`` (rebuilt from the history; naive = UTC)."""
+        state, _ = replay(self._records(self.store, user_id), utc(when))
+        return Profile(user_id, list(state.values()))
+
+    async def aas_of(self, user_id: str, when: datetime) -> Profile:
+        """Async twin of :meth:`as_of`."""
+        state, _ = replay(await self._arecords(self.store, user_id), utc(when))
+        return Profile(user_id, list(state.values()))
+
+    def superseded(self, user_id: str) -> list[SupersededValue]:
+        """Values that were current once and were replaced or removed, with their times."""
+        return replay(self._records(self.store, user_id))[1]
+
+    async def asuperseded(self, user_id: str) -> list[SupersededValue]:
+        """Async twin of :meth:`superseded`."""
+        return replay(await self._arecords(self.store, user_id))[1]
+
+    # ----------------------------------------------------------------- writes
+    def _check(self, update: ProfileUpdate) -> FieldSpec:
+        spec = self.spec(update.field)
+        if spec.needs_key and not (update.key and update.key.strip()):
+            raise ConfigurationError(
+                f"field {update.field!r} is a key->value field: the update for "
+                f"{update.value!r} needs key=... (e.g. key='database')"
+            )
+        return spec
+
+    def _plan(
+        self, spec: FieldSpec, u: ProfileUpdate, items: dict[str, ProfileItem], **kw: Any
+    ) -> Plan:
+        return plan_update(spec, u, items, **kw)
+
+    def apply(
+        self,
+        user_id: str,
+        updates: Iterable[ProfileUpdate],
+        *,
+        thread_id: str | None = None,
+        extractor: str = "manual",
+        now: datetime | None = None,
+    ) -> list[HistoryRecord]:
+        """Merge updates into the user's profile by each field's policy.
+
+        The field's declared policy decides (an update's ``kind`` is advisory):
+        scalar and key->value fields overwrite, list fields accumulate with
+        de-duplication; ``replaces`` retires the named old value. Before
+        writing, the versions of the touched items are checked against the
+        ones the merge was planned from; if another writer changed them (for
+        example another process on the same database) the items are re-read
+        and the merge re-planned (up to 3 times).
+
+        Returns:
+            The history records written (duplicates write none).
+
+        Raises:
+            ConfigurationError: unknown field, or a dict field without a key.
+
+        """
+        updates = list(updates)
+        specs = [self._check(u) for u in updates]
+        store = self.store
+        with thread_lock(store, self.namespace(user_id, "profile")):
+            items = self._items(store, user_id)
+            versions = {k: i.version for k, i in items.items()}
+            written: list[HistoryRecord] = []
+            for spec, u in zip(specs, updates, strict=True):
+                for _attempt in range(_RETRIES):
+                    dup = self._dedup.find(spec, u, items)
+                    plan = self._plan(
+                        spec,
+                        u,
+                        items,
+                        now=utc(now),  # taken under the lock: history order = write order
+                        thread_id=thread_id,
+                        extractor=extractor,
+                        duplicate_of=dup,
+                        versions=versions,
+                    )
+                    prof = self.namespace(user_id, "profile")
+                    found = {k: store.get(prof, k) for k in touched(plan)}
+                    if fresh(found, versions):
+                        break
+                    # another writer (e.g. another process) changed these items: re-read, re-plan
+                    items = self._items(store, user_id)
+                    versions = {k: i.version for k, i in items.items()}
+                for ns, key, value in plan_ops(plan, *self._namespaces(user_id)):
+                    if value is None:
+                        store.delete(ns, key)
+                    else:
+                        store.put(ns, key, value, index=False)
+                fold(items, versions, plan)
+                written += plan.records
+            return written
+
+    async def aapply(
+        self,
+        user_id: str,
+        updates: Iterable[ProfileUpdate],
+        *,
+        thread_id: str | None = None,
+        extractor: str = "manual",
+        now: datetime | None = None,
+    ) -> list[HistoryRecord]:
+        """Async twin of :meth:`apply`."""
+        updates = list(updates)
+        specs = [self._check(u) for u in updates]
+        store = self.store
+        async with async_lock(store, self.namespace(user_id, "profile")):
+            items = await self._aitems(store, user_id)
+            versions = {k: i.version for k, i in items.items()}
+            written: list[HistoryRecord] = []
+            for spec, u in zip(specs, updates, strict=True):
+                for _attempt in range(_RETRIES):
+                    dup = await self._dedup.afind(spec, u, items)
+                    plan = self._plan(
+                        spec,
+                        u,
+                        items,
+                        now=utc(now),  # taken under the lock: history order = write order
+                        thread_id=thread_id,
+                        extractor=extractor,
+                        duplicate_of=dup,
+                        versions=versions,
+                    )
+                    prof = self.namespace(user_id, "profile")
+                    found = {k: await acall(store, "get", prof, k) for k in touched(plan)}
+                    if fresh(found, versions):
+                        break
+                    items = await self._aitems(store, user_id)
+                    versions = {k: i.version for k, i in items.items()}
+                for ns, key, value in plan_ops(plan, *self._namespaces(user_id)):
+                    if value is None:
+                        await acall(store, "delete", ns, key)
+                    else:
+                        await acall(store, "put", ns, key, value, index=False)
+                fold(items, versions, plan)
+                written += plan.records
+            return written
+
+    def _update(
+        self,
+        field: str,
+        value: str,
+        *,
+        key: str | None,
+        importance: float,
+        evidence: str,
+        replaces: str | None,
+    ) -> ProfileUpdate:
+        spec = self.spec(field)
+        return ProfileUpdate(
+            field=field,
+            key=key,
+            value=value,
+            kind=spec.policy,
+            replaces=replaces,
+            importance=importance,
+            evidence=evidence,
+        )
+
+    def add(
+        self,
+        user_id: str,
+        field: str,
+        value: str,
+        *,
+        key: str | None = None,
+        importance: float = 0.5,
+        evidence: str = "",
+        replaces: str | None = None,
+        thread_id: str | None = None,
+    ) -> list[HistoryRecord]:
+        """Set or add one value by the field's policy (a manual edit)."""
+        u = self._update(
+            field, value, key=key, importance=importance, evidence=evidence, replaces=replaces
+        )
+        return self.apply(user_id, [u], thread_id=thread_id, extractor="manual")
+
+    async def aadd(
+        self,
+        user_id: str,
+        field: str,
+        value: str,
+        *,
+        key: str | None = None,
+        importance: float = 0.5,
+        evidence: str = "",
+        replaces: str | None = None,
+        thread_id: str | None = None,
+    ) -> list[HistoryRecord]:
+        """Async twin of :meth:`add`."""
+        u = self._update(
+            field, value, key=key, importance=importance, evidence=evidence, replaces=replaces
+        )
+        return await self.aapply(user_id, [u], thread_id=thread_id, extractor="manual")
+
+    def _removal(
+        self,
+        items: dict[str, ProfileItem],
+        field: str,
+        key: str | None,
+        value: str | None,
+        thread_id: str | None,
+        reason: str,
+        extractor: str,
+    ) -> list[HistoryRecord]:
+        spec = self.spec(field)
+        if key is None and value is None and spec.shape != "scalar":
+            raise ConfigurationError(
+                f"remove() on {field!r} needs key=... (dict fields) or value=... (list fields)"
+            )
+        matches = find_items(items.values(), spec, key=key, value=value)
+        return removal_records(matches, utc(None), thread_id, reason, extractor)
+
+    def remove(
+        self,
+        user_id: str,
+        field: str,
+        *,
+        key: str | None = None,
+        value: str | None = None,
+        thread_id: str | None = None,
+        reason: str = "removed on request",
+        extractor: str = "manual",
+    ) -> list[HistoryRecord]:
+        """Delete matching current item(s) of a field, recording why in the history.
+
+        Returns:
+            One ``"removed"`` record per deleted item (empty if nothing matched).
+
+        """
+        store = self.store
+        prof, hist = self.namespace(user_id, "profile"), self.namespace(user_id, "history")
+        with thread_lock(store, prof):
+            recs = self._removal(
+                self._items(store, user_id), field, key, value, thread_id, reason, extractor
+            )
+            for r in recs:
+                store.put(hist, r.record_id, r.to_dict(), index=False)
+                store.delete(prof, r.item_key)
+        return recs
+
+    async def aremove(
+        self,
+        user_id: str,
+        field: str,
+        *,
+        key: str | None = None,
+        value: str | None = None,
+        thread_id: str | None = None,
+        reason: str = "removed on request",
+        extractor: str = "manual",
+    ) -> list[HistoryRecord]:
+        """Async twin of :meth:`remove`."""
+        store = self.store
+        prof, hist = self.namespace(user_id, "profile"), self.namespace(user_id, "history")
+        async with async_lock(store, prof):
+            items = await self._aitems(store, user_id)
+            recs = self._removal(items, field, key, value, thread_id, reason, extractor)
+            for r in recs:
+                await acall(store, "put", hist, r.record_id, r.to_dict(), index=False)
+                await acall(store, "delete", prof, r.item_key)
+        return recs
