@@ -1,0 +1,410 @@
+"""Summarizers that fold evicted messages into the running summary.
+
+A summarizer turns ``(previous_summary, evicted_messages)`` into a new summary.
+Two implementations share the :class:`Summarizer` protocol:
+
+* :class:`LLMSummarizer` asks a chat model; on an error or an empty/invalid
+  reply it retries once (telling the model what was wrong), then falls back to
+  the extractive summarizer and logs a warning. It never raises.
+* :class:`ExtractiveSummarizer` is offline and deterministic: it keeps the most
+  informative sentences of each speaker within a token cap.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from langmem_layers.defaults import resolve_chat_model
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.tokens import TokenCounter, message_text
+from langmem_layers.working._text import (
+    content_words,
+    informativeness,
+    message_body,
+    render_transcript,
+    speaker,
+    split_sentences,
+)
+
+__all__ = [
+    "DEFAULT_SUMMARY_TOKENS",
+    "ExtractiveSummarizer",
+    "LLMSummarizer",
+    "Summarizer",
+    "resolve_summarizer",
+]
+
+logger = logging.getLogger("langmem_layers.working")
+
+#: Default cap of the running summary, in tokens.
+DEFAULT_SUMMARY_TOKENS = 256
+
+_ANALYSIS_CACHE = 4096
+_LABEL = re.compile(r"^([^:\n]{1,40}):\s+(.+)$")
+_END = ("." , "!", "?", "。", "！", "？", ";", "；", "…")  # fmt: skip
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """What the window node needs to fold evicted messages into the summary.
+
+    Implement ``summarize``; ``asummarize`` is optional for custom summarizers
+    (the async node runs ``summarize`` in a worker thread when it is missing).
+
+    Example:
+        >>> from langmem_layers.working import ExtractiveSummarizer, Summarizer
+        >>> isinstance(ExtractiveSummarizer(), Summarizer)
+        True
+
+    """
+
+    def summarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
+        """Return the new running summary."""
+        ...
+
+
+@dataclass(slots=True)
+class _Candidate:
+    order: int
+    speaker: str
+    sentence: str
+    words: frozenset[str]
+    score: float
+    tokens: int
+
+
+class ExtractiveSummarizer:
+    """Offline, deterministic summarizer: the most informative sentences per speaker.
+
+    The previous summary is parsed back into ``speaker: sentences`` lines, the
+    evicted messages are split into sentences, duplicates and sentences with
+    no content words are dropped, and sentences are picked round-robin across
+    speakers (best score first) while they fit in ``max_tokens``. The result
+    has one ``speaker: ...`` line per speaker, sentences in their original order.
+
+    Args:
+        max_tokens: Cap of the returned summary, in tokens.
+        token_counter: Counter to measure sentences (default: a new ``TokenCounter``).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langmem_layers.working import ExtractiveSummarizer
+        >>> s = ExtractiveSummarizer(max_tokens=40)
+        >>> print(s.summarize("", [HumanMessage("Hi! I moved to Lisbon in 2024."),
+        ...                        AIMessage("Great. Lisbon has good trams.")]))
+        user: I moved to Lisbon in 2024.
+        assistant: Lisbon has good trams.
+
+    """
+
+    def __init__(
+        self, *, max_tokens: int = DEFAULT_SUMMARY_TOKENS, token_counter: TokenCounter | None = None
+    ) -> None:
+        if not isinstance(max_tokens, int) or max_tokens < 8:
+            raise ConfigurationError(
+                f"ExtractiveSummarizer max_tokens must be an int >= 8, got {max_tokens!r}"
+            )
+        self.max_tokens = max_tokens
+        self.counter = token_counter or TokenCounter()
+        # sentence -> (sentence with end mark, content words, score, tokens); summary
+        # sentences come back at every fold, so this keeps folds cheap.
+        self._analysed: OrderedDict[str, tuple[str, frozenset[str], float, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def summarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
+        """Fold ``messages`` into ``previous_summary`` within ``max_tokens``."""
+        entries: list[tuple[str, str]] = []
+        for line in (previous_summary or "").splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            match = _LABEL.match(line)
+            label, body = (match.group(1), match.group(2)) if match else ("earlier", line)
+            entries.extend((label, s) for s in split_sentences(body))
+        for message in messages:
+            label = speaker(message)
+            entries.extend((label, s) for s in split_sentences(message_body(message)))
+        return self._select(entries)
+
+    async def asummarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
+        """Async twin of :meth:`summarize` (CPU-bound and bounded, so it runs inline)."""
+        return self.summarize(previous_summary, messages)
+
+    def _analyse(self, sentence: str) -> tuple[str, frozenset[str], float, int]:
+        with self._lock:
+            cached = self._analysed.get(sentence)
+            if cached is not None:
+                self._analysed.move_to_end(sentence)
+                return cached
+        words = frozenset(content_words(sentence))
+        text = sentence if sentence.endswith(_END) else sentence + "."
+        result = (text, words, informativeness(text, set(words)), self.counter.count_text(text) + 1)
+        with self._lock:
+            self._analysed[sentence] = result
+            if len(self._analysed) > _ANALYSIS_CACHE:
+                self._analysed.popitem(last=False)
+        return result
+
+    def _candidates(self, entries: list[tuple[str, str]]) -> list[_Candidate]:
+        seen: set[str] = set()
+        out: list[_Candidate] = []
+        for order, (label, sentence) in enumerate(entries):
+            norm = " ".join(sentence.lower().split())
+            if norm in seen:
+                continue
+            seen.add(norm)
+            text, words, score, tokens = self._analyse(sentence)
+            if words:
+                out.append(_Candidate(order, label, text, words, score, tokens))
+        return out
+
+    def _render(self, chosen: list[_Candidate]) -> str:
+        by_speaker: dict[str, list[_Candidate]] = {}
+        for c in sorted(chosen, key=lambda c: c.order):
+            by_speaker.setdefault(c.speaker, []).append(c)
+        return "\n".join(
+            f"{label}: " + " ".join(c.sentence for c in items)
+            for label, items in by_speaker.items()
+        )
+
+    def _select(self, entries: list[tuple[str, str]]) -> str:
+        candidates = self._candidates(entries)
+        if not candidates:
+            return ""
+        queues: dict[str, list[_Candidate]] = {}
+        for c in candidates:
+            queues.setdefault(c.speaker, []).append(c)
+        for q in queues.values():
+            q.sort(key=lambda c: (-c.score, -c.order))
+        label_cost = {s: self.counter.count_text(f"{s}: ") + 1 for s in queues}
+        remaining = self.max_tokens
+        chosen: list[_Candidate] = []
+        opened: set[str] = set()
+        covered: set[str] = set()
+        progress = True
+        while progress:
+            progress = False
+            for label, queue in queues.items():
+                while queue:
+                    c = queue.pop(0)
+                    if c.words <= covered:
+                        continue
+                    cost = c.tokens + (0 if label in opened else label_cost[label])
+                    if cost > remaining:
+                        continue
+                    chosen.append(c)
+                    opened.add(label)
+                    covered |= c.words
+                    remaining -= cost
+                    progress = True
+                    break
+        if not chosen:
+            best = max(candidates, key=lambda c: (c.score, c.order))
+            room = max(1, self.max_tokens - label_cost[best.speaker] - 2)
+            text = self.counter.truncate_text(best.sentence, room).rstrip() + "…"
+            return self.counter.truncate_text(f"{best.speaker}: {text}", self.max_tokens)
+        text = self._render(chosen)
+        while self.counter.count_text(text) > self.max_tokens and len(chosen) > 1:
+            chosen.remove(min(chosen, key=lambda c: (c.score, c.order)))
+            text = self._render(chosen)
+        if self.counter.count_text(text) > self.max_tokens:
+            text = self.counter.truncate_text(text, self.max_tokens)
+        return text
+
+
+_SYSTEM_PROMPT = (
+    "You maintain the running summary of a conversation for an AI assistant's working "
+    "memory. Merge the previous summary and the new messages into one updated summary. "
+    "Keep facts, decisions, user preferences, open tasks, names and numbers; drop "
+    "pleasantries. Write plain text of at most {max_tokens} tokens (about {words} words). "
+    "Reply with the summary only."
+)
+
+
+class LLMSummarizer:
+    """Summarize with a chat model; retry once, then fall back to the extractive summarizer.
+
+    A reply is invalid when the call raises, when it has no text (empty, or only
+    tool calls) or when it is longer than three times ``max_tokens``. The first
+    failure is retried with the reason appended to the prompt; a second one is
+    logged, counted in ``fallbacks`` and answered by ``fallback``.
+
+    Args:
+        model: The chat model (positional-only).
+        max_tokens: Length asked of the model, in tokens.
+        max_input_tokens: Longest transcript sent; longer ones are first reduced
+            extractively to this many tokens.
+        fallback: Summarizer used after two failures (default: extractive).
+        token_counter: Counter for lengths (default: a new ``TokenCounter``).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from langmem_layers.testing import FakeChatModel
+        >>> from langmem_layers.working import LLMSummarizer
+        >>> s = LLMSummarizer(FakeChatModel(responses=["", "User lives in Lisbon."]))
+        >>> s.summarize("", [HumanMessage("I live in Lisbon")])
+        'User lives in Lisbon.'
+        >>> s.retries, s.fallbacks
+        (1, 0)
+
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        /,
+        *,
+        max_tokens: int = DEFAULT_SUMMARY_TOKENS,
+        max_input_tokens: int = 6000,
+        fallback: Summarizer | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> None:
+        if not isinstance(model, BaseChatModel):
+            raise ConfigurationError(
+                f"LLMSummarizer needs a LangChain chat model, got {type(model).__name__}; "
+                "pass e.g. ChatOpenAI(...) or use ExtractiveSummarizer() offline"
+            )
+        self.model = model
+        self.max_tokens = max_tokens
+        self.max_input_tokens = max_input_tokens
+        self.counter = token_counter or TokenCounter()
+        self.fallback: Summarizer = fallback or ExtractiveSummarizer(
+            max_tokens=max_tokens, token_counter=self.counter
+        )
+        self.retries = 0
+        self.fallbacks = 0
+
+    def _prompt(self, previous_summary: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        transcript = render_transcript(messages)
+        if self.counter.count_text(transcript) > self.max_input_tokens:
+            reducer = ExtractiveSummarizer(
+                max_tokens=self.max_input_tokens, token_counter=self.counter
+            )
+            transcript = reducer.summarize("", messages)
+        system = _SYSTEM_PROMPT.format(max_tokens=self.max_tokens, words=self.max_tokens * 3 // 4)
+        human = (
+            f"Previous summary:\n{previous_summary.strip() or '(none)'}\n\n"
+            f"New messages:\n{transcript or '(none)'}"
+        )
+        return [SystemMessage(system), HumanMessage(human)]
+
+    def _check(self, reply: Any) -> tuple[str, str | None]:
+        if not isinstance(reply, BaseMessage):
+            return "", f"expected a chat message, got {type(reply).__name__}"
+        text = message_text(reply).strip()
+        if not text:
+            if isinstance(reply, AIMessage) and reply.tool_calls:
+                return "", "the reply was a tool call, not summary text"
+            return "", "the reply was empty"
+        n = self.counter.count_text(text)
+        if n > 3 * self.max_tokens:
+            return "", f"the reply has {n} tokens, far over the limit of {self.max_tokens}"
+        return text, None
+
+    @staticmethod
+    def _retry_prompt(prompt: list[BaseMessage], error: str) -> list[BaseMessage]:
+        return [
+            *prompt,
+            HumanMessage(
+                f"Your previous reply was rejected: {error}. Reply with the summary only."
+            ),
+        ]
+
+    def _give_up(self, error: str) -> None:
+        self.fallbacks += 1
+        logger.warning(
+            "langmem_layers: LLM summary failed twice (%s); using the extractive summarizer",
+            error,
+        )
+
+    def summarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
+        """Ask the model for the new summary (see the class docs for failures)."""
+        prompt = self._prompt(previous_summary, messages)
+        error = ""
+        for attempt in range(2):
+            if attempt:
+                self.retries += 1
+            try:
+                reply = self.model.invoke(
+                    prompt if attempt == 0 else self._retry_prompt(prompt, error)
+                )
+            except Exception as e:  # the model is untrusted: any failure falls back
+                error = f"{type(e).__name__}: {e}"
+                continue
+            text, problem = self._check(reply)
+            if problem is None:
+                return text
+            error = problem
+        self._give_up(error)
+        return self.fallback.summarize(previous_summary, messages)
+
+    async def asummarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
+        """Async twin of :meth:`summarize`."""
+        prompt = self._prompt(previous_summary, messages)
+        error = ""
+        for attempt in range(2):
+            if attempt:
+                self.retries += 1
+            try:
+                reply = await self.model.ainvoke(
+                    prompt if attempt == 0 else self._retry_prompt(prompt, error)
+                )
+            except Exception as e:
+                error = f"{type(e).__name__}: {e}"
+                continue
+            text, problem = self._check(reply)
+            if problem is None:
+                return text
+            error = problem
+        self._give_up(error)
+        fallback_async = getattr(self.fallback, "asummarize", None)
+        if fallback_async is not None:
+            result: str = await fallback_async(previous_summary, messages)
+            return result
+        return self.fallback.summarize(previous_summary, messages)
+
+
+def resolve_summarizer(
+    summarizer: Summarizer | None = None,
+    /,
+    *,
+    model: BaseChatModel | str | None = None,
+    max_tokens: int = DEFAULT_SUMMARY_TOKENS,
+    token_counter: TokenCounter | None = None,
+) -> Summarizer:
+    """The summarizer to use: explicit > ``LLMSummarizer`` on a model > extractive.
+
+    The model is resolved with ``resolve_chat_model(model, purpose="working-memory
+    summaries")``: with no model and no ``OPENAI_API_KEY`` you get the offline
+    :class:`ExtractiveSummarizer` (logged once).
+
+    Raises:
+        ConfigurationError: ``summarizer`` has no ``summarize`` method.
+
+    Example:
+        >>> from langmem_layers.testing import FakeChatModel
+        >>> from langmem_layers.working import resolve_summarizer
+        >>> type(resolve_summarizer(model=FakeChatModel(responses=["ok"]))).__name__
+        'LLMSummarizer'
+
+    """
+    if summarizer is not None:
+        if not callable(getattr(summarizer, "summarize", None)):
+            raise ConfigurationError(
+                f"summarizer must have summarize(previous_summary, messages) -> str, got "
+                f"{type(summarizer).__name__}; use ExtractiveSummarizer() or LLMSummarizer(model)"
+            )
+        return summarizer
+    chat = resolve_chat_model(model, purpose="working-memory summaries")
+    if chat is None:
+        return ExtractiveSummarizer(max_tokens=max_tokens, token_counter=token_counter)
+    return LLMSummarizer(chat, max_tokens=max_tokens, token_counter=token_counter)
