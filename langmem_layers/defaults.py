@@ -142,6 +142,7 @@ class Storage:
         try:
             conn = sqlite3.connect(str(file), check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as e:
             raise StorageError(f"cannot open {file}: {e}; the file was left untouched") from e
         return conn

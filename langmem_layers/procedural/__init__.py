@@ -1,0 +1,57 @@
+"""Procedural memory: tool-outcome log, tool tips and best practices.
+
+* :class:`ProceduralMemory` keeps per-tool outcome logs and approach logs in a
+  LangGraph ``BaseStore`` (user-scoped by default), computes :class:`ToolTips`
+  and ranked :class:`ApproachStats`, and renders them for prompts;
+* :class:`ProceduralMiddleware` records tool calls (``create_agent``
+  middleware, or ``ToolNode(wrap_tool_call=..., awrap_tool_call=...)``) and
+  injects tips before each model call; :class:`RecordedTool` /
+  :func:`record_tool` record plain tools; :func:`create_tips_node` writes tips
+  into graph state;
+* :func:`redact` / :func:`redact_text` keep secrets out of storage.
+"""
+
+from langmem_layers.procedural._records import (
+    ApproachStats,
+    FailurePattern,
+    OutcomeRecord,
+    ToolTips,
+    aggregate_approaches,
+    aggregate_outcomes,
+    normalize_error,
+    render_best_practices,
+    render_tips,
+    wilson_lower_bound,
+)
+from langmem_layers.procedural._redact import REDACTED, is_secret_key, redact, redact_text
+from langmem_layers.procedural.hooks import (
+    ProceduralMiddleware,
+    RecordedTool,
+    ToolTipsState,
+    create_tips_node,
+    record_tool,
+)
+from langmem_layers.procedural.memory import ProceduralMemory
+
+__all__ = [
+    "REDACTED",
+    "ApproachStats",
+    "FailurePattern",
+    "OutcomeRecord",
+    "ProceduralMemory",
+    "ProceduralMiddleware",
+    "RecordedTool",
+    "ToolTips",
+    "ToolTipsState",
+    "aggregate_approaches",
+    "aggregate_outcomes",
+    "create_tips_node",
+    "is_secret_key",
+    "normalize_error",
+    "record_tool",
+    "redact",
+    "redact_text",
+    "render_best_practices",
+    "render_tips",
+    "wilson_lower_bound",
+]

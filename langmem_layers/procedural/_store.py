@@ -1,0 +1,303 @@
+"""Store plumbing for procedural memory: namespaces, identity, buffered append-only writes."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from langgraph.store.base import BaseStore, Item, PutOp
+
+from langmem_layers.context import NAMESPACE_ROOT, encode_label, resolve_identity, user_namespace
+from langmem_layers.errors import ConfigurationError, MissingUserIdError
+
+logger = logging.getLogger("langmem_layers.procedural")
+
+Scope = Literal["user", "agent"]
+PendingWrite = tuple[BaseStore, tuple[str, ...], str, Mapping[str, Any]]
+
+#: Second namespace label of agent-shared procedural data (never collides with a user's).
+AGENT_LAYER = "procedural-agent"
+RUNTIME_CONFIG_KEY = "__pregel_runtime"
+
+
+def lookup(source: Any, key: str) -> Any:
+    """Read ``key`` from a mapping, dataclass or object (None if absent)."""
+    if source is None:
+        return None
+    if isinstance(source, Mapping):
+        return source.get(key)
+    return getattr(source, key, None)
+
+
+def runtime_from_config(config: Mapping[str, Any] | None) -> Any:
+    """The LangGraph ``Runtime`` a graph puts in ``config['configurable']``, if any."""
+    if not config:
+        return None
+    return (config.get("configurable") or {}).get(RUNTIME_CONFIG_KEY)
+
+
+def current_config() -> Mapping[str, Any] | None:
+    """The ambient ``RunnableConfig`` inside a runnable, else None."""
+    try:
+        from langgraph.config import get_config
+
+        return get_config()
+    except RuntimeError:
+        return None
+
+
+class ScopeInfo:
+    """Where one run's procedural data lives, and who it is for."""
+
+    __slots__ = ("agent_id", "prefix", "thread_id", "user_id")
+
+    def __init__(
+        self,
+        prefix: tuple[str, ...],
+        user_id: str | None,
+        thread_id: str | None,
+        agent_id: str | None,
+    ) -> None:
+        self.prefix = prefix
+        self.user_id = user_id
+        self.thread_id = thread_id
+        self.agent_id = agent_id
+
+
+def resolve_scope(
+    scope: Scope,
+    *,
+    user_id: str | None,
+    agent_id: str | None,
+    default_agent_id: str | None,
+    runtime: Any,
+    config: Mapping[str, Any] | None,
+) -> ScopeInfo:
+    """Resolve the namespace prefix for ``scope`` (raises with a fix if ids are missing)."""
+    if scope == "user":
+        ident = resolve_identity(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
+        aid = ident.agent_id or default_agent_id
+        return ScopeInfo(
+            user_namespace("procedural", ident.user_id), ident.user_id, ident.thread_id, aid
+        )
+    try:
+        ident = resolve_identity(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
+        uid, tid, aid = ident.user_id, ident.thread_id, ident.agent_id
+    except MissingUserIdError:
+        context = getattr(runtime, "context", runtime) if runtime is not None else None
+        configurable = (config or {}).get("configurable") or {}
+        uid = None
+        tid = lookup(context, "thread_id") or configurable.get("thread_id")
+        aid = agent_id or lookup(context, "agent_id") or configurable.get("agent_id")
+    aid = aid or default_agent_id
+    if not aid or not str(aid).strip():
+        raise ConfigurationError(
+            "procedural memory has scope='agent' but no agent id: looked at the agent_id "
+            "argument, ProceduralMemory(agent_id=...), Runtime.context.agent_id and "
+            "config['configurable']['agent_id']; pass one, or use scope='user'"
+        )
+    prefix = (NAMESPACE_ROOT, AGENT_LAYER, encode_label(str(aid)))
+    return ScopeInfo(prefix, uid, tid, str(aid))
+
+
+def resolve_store(store: BaseStore | None, runtime: Any) -> BaseStore:
+    """Explicit store, else the runtime's, else the graph's; else a ConfigurationError."""
+    if store is not None:
+        return store
+    found = getattr(runtime, "store", None)
+    if isinstance(found, BaseStore):
+        return found
+    try:
+        from langgraph.config import get_store
+
+        return get_store()
+    except (RuntimeError, KeyError, AttributeError):
+        pass
+    raise ConfigurationError(
+        "procedural memory has no store: looked at ProceduralMemory(store), the "
+        "runtime's store and langgraph.config.get_store(); pass a BaseStore (e.g. "
+        "`with Storage().store() as store: ProceduralMemory(store)`) or compile the "
+        "graph with store=..."
+    )
+
+
+async def abatch(store: BaseStore, ops: Sequence[Any]) -> list[Any]:
+    """``store.abatch`` with a thread fallback for sync-only stores (SqliteStore)."""
+    try:
+        return await store.abatch(ops)
+    except NotImplementedError:
+        return await asyncio.to_thread(store.batch, ops)
+
+
+class AppendLog:
+    """Buffered, append-only, capped logs in a ``BaseStore``.
+
+    Writes are queued in memory and written in one ``batch`` every
+    ``flush_every`` records or when the oldest queued record is older than
+    ``flush_interval`` seconds; readers flush first. Keys sort by time, so the
+    newest ``cap`` items of a namespace are the log; older ones are deleted
+    once a namespace exceeds ``cap`` by half (amortised eviction: at most 1.5 x cap
+    items are kept, readers see the newest ``cap``).
+    """
+
+    def __init__(self, *, flush_every: int, flush_interval: float) -> None:
+        if flush_every < 1:
+            raise ConfigurationError(f"flush_every must be >= 1, got {flush_every}")
+        self.flush_every = flush_every
+        self.flush_interval = flush_interval
+        self._lock = threading.Lock()
+        self._pending: list[PendingWrite] = []
+        self._oldest = 0.0
+        self._counts: dict[tuple[int, tuple[str, ...]], int] = {}
+        self._caps: dict[tuple[str, ...], int] = {}
+        self._seq = itertools.count()
+        self._tag = os.urandom(3).hex()
+        self.flushes = 0
+
+    def new_key(self) -> str:
+        """A unique key that sorts by creation time."""
+        return f"{time.time_ns():019d}-{next(self._seq) % 100_000_000:08d}-{self._tag}"
+
+    def append(
+        self, store: BaseStore, namespace: tuple[str, ...], value: Mapping[str, Any], cap: int
+    ) -> bool:
+        """Queue one item; returns True when the caller should flush now."""
+        key = self.new_key()
+        now = time.monotonic()
+        with self._lock:
+            if not self._pending:
+                self._oldest = now
+            self._pending.append((store, namespace, key, value))
+            self._caps[namespace] = cap
+            return (
+                len(self._pending) >= self.flush_every or now - self._oldest >= self.flush_interval
+            )
+
+    def _take(self) -> list[PendingWrite]:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            return pending
+
+    @staticmethod
+    def _group(pending: list[PendingWrite]) -> dict[int, tuple[BaseStore, list[PutOp]]]:
+        groups: dict[int, tuple[BaseStore, list[PutOp]]] = {}
+        for store, ns, key, value in pending:
+            groups.setdefault(id(store), (store, []))[1].append(PutOp(ns, key, dict(value)))
+        return groups
+
+    def _claim_prunes(self, store: BaseStore, ops: list[PutOp]) -> list[tuple[str, ...]]:
+        """Update per-namespace counts; return namespaces that need pruning now."""
+        added: dict[tuple[str, ...], int] = {}
+        for op in ops:
+            added[op.namespace] = added.get(op.namespace, 0) + 1
+        todo: list[tuple[str, ...]] = []
+        with self._lock:
+            for ns, n in added.items():
+                cap = self._caps.get(ns, 0)
+                slot = (id(store), ns)
+                est = self._counts.get(slot)
+                if est is None:
+                    todo.append(ns)  # unknown size: count (and prune) once
+                    self._counts[slot] = cap
+                    continue
+                est += n
+                if est > cap + max(1, cap // 2):
+                    todo.append(ns)
+                    est = cap
+                self._counts[slot] = est
+        return todo
+
+    def _set_count(self, store: BaseStore, ns: tuple[str, ...], n: int) -> None:
+        with self._lock:
+            self._counts[(id(store), ns)] = n
+
+    def read_limit(self, cap: int) -> int:
+        """How many items to ask a store for when reading a log of ``cap`` items."""
+        return 2 * cap + 4 * self.flush_every + 64
+
+    def _victims(self, items: Sequence[Item], cap: int) -> list[PutOp]:
+        if len(items) <= cap:
+            return []
+        items = sorted(items, key=lambda it: it.key)
+        return [PutOp(it.namespace, it.key, None) for it in items[: len(items) - cap]]
+
+    def flush(self) -> int:
+        """Write queued items and evict over-cap logs; returns items written."""
+        pending = self._take()
+        if not pending:
+            return 0
+        for store, ops in self._group(pending).values():
+            try:
+                store.batch(ops)
+            except Exception:
+                with self._lock:  # keep them for the next flush, then surface the error
+                    self._pending[:0] = [
+                        (store, op.namespace, op.key, op.value or {}) for op in ops
+                    ]
+                raise
+            for ns in self._claim_prunes(store, ops):
+                cap = self._caps.get(ns, 0)
+                items = store.search(ns, limit=self.read_limit(cap))
+                victims = self._victims(items, cap)
+                if victims:
+                    store.batch(victims)
+                self._set_count(store, ns, len(items) - len(victims))
+        with self._lock:
+            self.flushes += 1
+        return len(pending)
+
+    async def aflush(self) -> int:
+        """Async :meth:`flush`."""
+        pending = self._take()
+        if not pending:
+            return 0
+        for store, ops in self._group(pending).values():
+            try:
+                await abatch(store, ops)
+            except Exception:
+                with self._lock:
+                    self._pending[:0] = [
+                        (store, op.namespace, op.key, op.value or {}) for op in ops
+                    ]
+                raise
+            for ns in self._claim_prunes(store, ops):
+                cap = self._caps.get(ns, 0)
+                items = await _asearch(store, ns, limit=self.read_limit(cap))
+                victims = self._victims(items, cap)
+                if victims:
+                    await abatch(store, victims)
+                self._set_count(store, ns, len(items) - len(victims))
+        with self._lock:
+            self.flushes += 1
+        return len(pending)
+
+    def read(self, store: BaseStore, namespace: tuple[str, ...], cap: int) -> list[Item]:
+        """Newest ``cap`` items of a log, oldest first (flushes pending writes first)."""
+        self.flush()
+        items: list[Item] = list(store.search(namespace, limit=self.read_limit(cap)))
+        items = [it for it in items if it.namespace == namespace]
+        items.sort(key=lambda it: it.key)
+        return items[-cap:] if cap else []
+
+    async def aread(self, store: BaseStore, namespace: tuple[str, ...], cap: int) -> list[Item]:
+        """Async :meth:`read`."""
+        await self.aflush()
+        items = await _asearch(store, namespace, limit=self.read_limit(cap))
+        items = [it for it in items if it.namespace == namespace]
+        items.sort(key=lambda it: it.key)
+        return items[-cap:] if cap else []
+
+
+async def _asearch(store: BaseStore, namespace: tuple[str, ...], *, limit: int) -> list[Item]:
+    found: Sequence[Item]
+    try:
+        found = await store.asearch(namespace, limit=limit)
+    except NotImplementedError:
+        found = await asyncio.to_thread(store.search, namespace, limit=limit)
+    return list(found)
