@@ -1,0 +1,262 @@
+"""LoCoMo turn-level retrieval recall of the episodic layer, with BM25 and dense baselines.
+
+``python -m langmem_layers.bench locomo [--data DIR] [--k 5 10 20] [--json OUT]``
+
+Every conversation is ingested through the public API a user would call: one
+:class:`~langmem_layers.episodic.EpisodeStore` (embedded defaults: Chroma
+PersistentClient in a temporary storage folder, the packaged local embeddings,
+no LLM), each LoCoMo session archived with ``store.archive(...)`` as one
+episode, its turns as ``HumanMessage(name=speaker, id=dia_id)``. Every question
+of categories 1-4 with evidence is asked through
+``EpisodicRetriever(kinds=("turn",)).invoke(question)`` (default weights,
+access counts updated as in real use). Recall@k = |evidence ∩ top-k| / |evidence|.
+
+Baselines on the same data in the same run: BM25 (``rank_bm25`` Okapi, simple
+tokens and stop words, text ``[session date] speaker: text``) and plain dense
+cosine over the same stored turn vectors (read back from Chroma) with the same
+query vectors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import HumanMessage
+
+from langmem_layers.bench._locomo_data import (
+    Conversation,
+    default_data_dir,
+    load_conversations,
+)
+from langmem_layers.defaults import Storage, resolve_embeddings
+from langmem_layers.embeddings import embeddings_id
+from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.episodic._text import STOP_WORDS, format_date
+
+
+class _QueryRecorder(Embeddings):
+    """Pass-through embeddings that remember the last query vector (for the dense baseline)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.embeddings_id = embeddings_id(inner)
+        self.last_query: list[float] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.last_query = self.inner.embed_query(text)
+        return self.last_query
+
+
+def _recall(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
+    ev = set(evidence)
+    return len(ev & set(ranked[:k])) / len(ev)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _bm25_tokens(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+
+
+def _pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def _raw_throughput(emb: Embeddings, convs: list[Conversation], n: int) -> float:
+    texts = [f"{t.speaker}: {t.text}" for c in convs for s in c.sessions for t in s.turns][:n]
+    t0 = time.perf_counter()
+    emb.embed_documents(texts)
+    return len(texts) / (time.perf_counter() - t0)
+
+
+def run(
+    data: Path,
+    ks: list[int],
+    storage_dir: Path,
+    raw_sample: int,
+    *,
+    fake: bool = False,
+    max_conversations: int | None = None,
+) -> dict[str, Any]:
+    convs = load_conversations(data)[:max_conversations]
+    if fake:
+        from langmem_layers.testing import DeterministicEmbeddings
+
+        emb = _QueryRecorder(DeterministicEmbeddings())
+    else:
+        emb = _QueryRecorder(resolve_embeddings())
+    emb.embed_query("warm up")
+    raw_tps = _raw_throughput(emb.inner, convs, raw_sample)
+    print(f"raw embedding throughput: {raw_tps:.1f} texts/s ({raw_sample} turn texts)")
+    store = EpisodeStore(embeddings=emb, storage=Storage(storage_dir))
+
+    n_turns = sum(c.n_turns for c in convs)
+    t0 = time.perf_counter()
+    for conv in convs:
+        user = f"locomo-{conv.id}"
+        for sess in conv.sessions:
+            msgs = [HumanMessage(t.text, name=t.speaker, id=t.dia_id) for t in sess.turns]
+            store.archive(user, f"session_{sess.number}", msgs, created_at=sess.timestamp)
+    ingest_s = time.perf_counter() - t0
+    ingest_tps = n_turns / ingest_s
+    print(
+        f"ingest: {n_turns} turns in {ingest_s:.1f} s = {ingest_tps:.1f} turns/s "
+        f"({100 * ingest_tps / raw_tps:.0f} % of raw embedding throughput)"
+    )
+
+    kmax = max(ks)
+    methods = ("episodic", "bm25", "dense")
+    rec: dict[str, dict[int, list[float]]] = {m: {k: [] for k in ks} for m in methods}
+    by_cat: dict[str, dict[int, list[float]]] = {m: {} for m in methods}
+    latencies: list[float] = []
+    for conv in convs:
+        user = f"locomo-{conv.id}"
+        retriever = EpisodicRetriever(store=store, user_id=user, k=kmax, kinds=("turn",))
+        page = store.collection.get(
+            where={"$and": [{"user_id": user}, {"kind": "turn"}]},
+            include=["embeddings", "metadatas", "documents"],
+        )
+        ids = [str(m["message_id"]) for m in page["metadatas"]]
+        matrix = np.asarray(page["embeddings"], dtype=np.float32)
+        texts = [
+            f"[{format_date(float(m['created_at']))}] {d}"
+            for m, d in zip(page["metadatas"], page["documents"], strict=True)
+        ]
+        bm25 = _make_bm25([_bm25_tokens(t) for t in texts])
+        for q in conv.questions:
+            t1 = time.perf_counter()
+            docs = retriever.invoke(q.question)
+            latencies.append(1000 * (time.perf_counter() - t1))
+            ranked = {
+                "episodic": [str(d.metadata.get("message_id")) for d in docs],
+                "bm25": [ids[i] for i in np.argsort(-bm25(_bm25_tokens(q.question)))[:kmax]],
+                "dense": [
+                    ids[i]
+                    for i in np.argsort(-(matrix @ np.asarray(emb.last_query, np.float32)))[:kmax]
+                ],
+            }
+            for m in methods:
+                for k in ks:
+                    rec[m][k].append(_recall(ranked[m], q.evidence, k))
+                by_cat[m].setdefault(q.category, []).append(_recall(ranked[m], q.evidence, 10))
+
+    def _avg(xs: list[float]) -> float:
+        return round(statistics.fmean(xs), 4) if xs else float("nan")
+
+    result: dict[str, Any] = {
+        "recall": {str(k): _avg(rec["episodic"][k]) for k in ks},
+        "recall_by_category": {str(c): _avg(v) for c, v in sorted(by_cat["episodic"].items())},
+        "ingest_turns_per_s": round(ingest_tps, 2),
+        "query_ms_p50": round(_pct(latencies, 50), 2),
+        "query_ms_p95": round(_pct(latencies, 95), 2),
+        "baselines": {
+            m: {"recall": {str(k): _avg(rec[m][k]) for k in ks}} for m in ("bm25", "dense")
+        },
+        "questions": len(latencies),
+    }
+    result["_extra"] = {
+        "raw_embedding_texts_per_s": round(raw_tps, 2),
+        "turns": n_turns,
+        "baseline_by_category": {
+            m: {str(c): _avg(v) for c, v in sorted(by_cat[m].items())} for m in ("bm25", "dense")
+        },
+    }
+    return result
+
+
+def _make_bm25(corpus: list[list[str]]) -> Any:
+    try:
+        from rank_bm25 import BM25Okapi
+    except ImportError:  # pragma: no cover - dev dependency
+        from langmem_layers.episodic._text import BM25Index
+
+        idx = BM25Index(b=0.75)
+        idx.add(corpus)
+        return idx.scores
+    model = BM25Okapi(corpus)
+    return lambda q: np.asarray(model.get_scores(q))
+
+
+def _print(result: dict[str, Any], extra: dict[str, Any], ks: list[int]) -> None:
+    head = "method".ljust(26) + "".join(f"R@{k}".rjust(8) for k in ks)
+    cats = sorted(result["recall_by_category"])
+    head += "   R@10 by category " + " / ".join(cats)
+    print(head)
+    rows = [("episodic (this package)", result["recall"], result["recall_by_category"])] + [
+        (f"baseline: {name}", b["recall"], extra["baseline_by_category"][name])
+        for name, b in result["baselines"].items()
+    ]
+    for name, rec, cat in rows:
+        line = name.ljust(26) + "".join(f"{rec[str(k)]:8.3f}" for k in ks)
+        line += "   " + " / ".join(f"{cat.get(c, float('nan')):.3f}" for c in cats)
+        print(line)
+    print(
+        f"questions: {result['questions']}  query latency p50 {result['query_ms_p50']:.1f} ms, "
+        f"p95 {result['query_ms_p95']:.1f} ms  ingest {result['ingest_turns_per_s']:.1f} turns/s"
+    )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m langmem_layers.bench locomo")
+    parser.add_argument("--data", type=Path, default=default_data_dir())
+    parser.add_argument("--k", type=int, nargs="+", default=[5, 10, 20])
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--raw-sample", type=int, default=400, help="texts for raw throughput")
+    parser.add_argument("--storage", type=Path, default=None, help="storage folder (default tmp)")
+    parser.add_argument(
+        "--fake-embeddings",
+        action="store_true",
+        help="smoke test with DeterministicEmbeddings instead of the real model",
+    )
+    parser.add_argument("--max-conversations", type=int, default=None)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="OMP_NUM_THREADS for the local model (default 1: on a busy 2-core machine "
+        "OpenMP spinning makes a query embedding 20x slower); 0 = leave unset",
+    )
+    args = parser.parse_args(argv)
+    if args.threads > 0:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '(unset)')}")
+    if 10 not in args.k:
+        args.k = sorted({*args.k, 10})
+    if not args.data.is_dir():
+        print(f"error: no data folder {args.data}; pass --data DIR", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="langmem-locomo-") as tmp:
+        result = run(
+            args.data,
+            sorted(args.k),
+            args.storage or Path(tmp),
+            args.raw_sample,
+            fake=args.fake_embeddings,
+            max_conversations=args.max_conversations,
+        )
+    extra = result.pop("_extra")
+    _print(result, extra, sorted(args.k))
+    print(
+        f"raw embedding throughput {extra['raw_embedding_texts_per_s']:.1f}/s; ingest reached "
+        f"{100 * result['ingest_turns_per_s'] / extra['raw_embedding_texts_per_s']:.0f} %"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0

@@ -1,0 +1,63 @@
+"""Episodic memory: past sessions as episodes plus their raw turns, on Chroma.
+
+* :class:`EpisodeStore`: the Chroma-backed store (any Chroma client, package embeddings);
+* :class:`EpisodicRetriever`: a LangChain retriever fusing BM25 and dense relevance with
+  recency and importance, scoped to one user;
+* :class:`WritePolicy` / :func:`end_session`: when and how a session is archived (LLM judge
+  with an offline fallback);
+* :func:`make_recall_node` / :func:`make_archive_node`: LangGraph nodes (sync + async);
+* forgetting: :func:`enforce_cap`, :func:`expire_unused`, :func:`evict_unimportant`,
+  :func:`forget_user`.
+"""
+
+from langmem_layers.episodic._offline import detect_trigger
+from langmem_layers.episodic._text import tokenize
+from langmem_layers.episodic._types import Episode, EpisodeSummary, ForgetResult, episode_id_for
+from langmem_layers.episodic.forgetting import (
+    aenforce_cap,
+    aevict_unimportant,
+    aexpire_unused,
+    aforget_user,
+    enforce_cap,
+    evict_unimportant,
+    expire_unused,
+    forget_user,
+)
+from langmem_layers.episodic.nodes import (
+    RecalledItem,
+    aend_session,
+    end_session,
+    make_archive_node,
+    make_recall_node,
+    render_recalled,
+)
+from langmem_layers.episodic.policy import ArchiveDecision, WritePolicy
+from langmem_layers.episodic.retriever import EpisodicRetriever
+from langmem_layers.episodic.store import EpisodeStore
+
+__all__ = [
+    "ArchiveDecision",
+    "Episode",
+    "EpisodeStore",
+    "EpisodeSummary",
+    "EpisodicRetriever",
+    "ForgetResult",
+    "RecalledItem",
+    "WritePolicy",
+    "aend_session",
+    "aenforce_cap",
+    "aevict_unimportant",
+    "aexpire_unused",
+    "aforget_user",
+    "detect_trigger",
+    "end_session",
+    "enforce_cap",
+    "episode_id_for",
+    "evict_unimportant",
+    "expire_unused",
+    "forget_user",
+    "make_archive_node",
+    "make_recall_node",
+    "render_recalled",
+    "tokenize",
+]

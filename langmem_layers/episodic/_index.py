@@ -1,0 +1,146 @@
+"""In-memory per-user index (vectors, BM25, scoring columns) mirrored from Chroma."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from langmem_layers.episodic._ivf import IVFIndex
+from langmem_layers.episodic._text import BM25Index, format_datetime, mentions_time, tokenize
+
+__all__ = ["UserIndex", "lexical_text"]
+
+
+def lexical_text(document: str, metadata: dict[str, Any]) -> str:
+    """The text the lexical index sees: the session date and time, then the stored text.
+
+    Measured on LoCoMo dev (fused ranking, R@10): no date 0.724, ``"8 May 2023"``
+    appended 0.740, ``"[1:56 pm on 8 May, 2023]"`` prefixed 0.747.
+    """
+    created = metadata.get("created_at")
+    if isinstance(created, int | float) and created > 0:
+        return f"[{format_datetime(float(created))}] {document}"
+    return document
+
+
+class _Column:
+    """A growable 1-d numpy column with amortised appends."""
+
+    __slots__ = ("data", "n")
+
+    def __init__(self, dtype: Any) -> None:
+        self.data = np.zeros(16, dtype=dtype)
+        self.n = 0
+
+    def extend(self, values: Sequence[Any]) -> None:
+        need = self.n + len(values)
+        if need > len(self.data):
+            cap = max(need, 2 * len(self.data))
+            new = np.zeros(cap, dtype=self.data.dtype)
+            new[: self.n] = self.data[: self.n]
+            self.data = new
+        self.data[self.n : need] = values
+        self.n = need
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.data[: self.n]
+
+
+class UserIndex:
+    """Everything one user's recall needs, kept in memory.
+
+    Positions are insertion order. Turns of one episode are appended together,
+    so a turn's neighbours are found through ``prev``/``next`` columns.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.ids: list[str] = []
+        self.pos: dict[str, int] = {}
+        self.documents: list[str] = []
+        self.metadatas: list[dict[str, Any]] = []
+        self._vectors = np.zeros((16, dim), dtype=np.float32)
+        self.bm25 = BM25Index()
+        self.created = _Column(np.float64)
+        self.accessed = _Column(np.float64)
+        self.importance = _Column(np.float32)
+        self.is_turn = _Column(np.bool_)
+        self.has_time = _Column(np.float32)
+        self.prev = _Column(np.int64)
+        self.next = _Column(np.int64)
+        self._last_turn: dict[tuple[str, int], int] = {}
+        self._ivf: IVFIndex | None = None
+
+    def ivf(self) -> IVFIndex:
+        """The IVF index over all vectors, built lazily and rebuilt when the data doubled."""
+        n = len(self.ids)
+        if self._ivf is None or n > 2 * self._ivf.built_size:
+            self._ivf = IVFIndex(self.vectors)
+        return self._ivf
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The ``(n, dim)`` matrix of stored vectors."""
+        return self._vectors[: len(self.ids)]
+
+    def add(
+        self,
+        ids: Sequence[str],
+        documents: Sequence[str],
+        metadatas: Sequence[dict[str, Any]],
+        vectors: np.ndarray,
+    ) -> None:
+        """Append new records (ids must not be present yet)."""
+        start = len(self.ids)
+        n = len(ids)
+        need = start + n
+        if need > len(self._vectors):
+            cap = max(need, 2 * len(self._vectors))
+            grown = np.zeros((cap, self.dim), dtype=np.float32)
+            grown[:start] = self._vectors[:start]
+            self._vectors = grown
+        self._vectors[start:need] = vectors
+        if self._ivf is not None:
+            self._ivf.add(self._vectors[start:need], start)
+        prevs: list[int] = []
+        for offset, (rid, meta) in enumerate(zip(ids, metadatas, strict=True)):
+            self.pos[rid] = start + offset
+            prev = -1
+            if meta.get("kind") == "turn":
+                ti = int(meta.get("turn_index", -1))
+                ep = str(meta.get("episode_id", ""))
+                prev = self._last_turn.get((ep, ti - 1), -1)
+                self._last_turn[(ep, ti)] = start + offset
+            prevs.append(prev)
+        self.ids.extend(ids)
+        self.documents.extend(documents)
+        self.metadatas.extend(dict(m) for m in metadatas)
+        self.bm25.add(
+            tokenize(lexical_text(d, m)) for d, m in zip(documents, metadatas, strict=True)
+        )
+        self.created.extend([float(m.get("created_at", 0.0)) for m in metadatas])
+        self.accessed.extend([float(m.get("last_accessed", 0.0)) for m in metadatas])
+        self.importance.extend([float(m.get("importance", 0.5)) for m in metadatas])
+        self.is_turn.extend([m.get("kind") == "turn" for m in metadatas])
+        self.has_time.extend([float(mentions_time(d)) for d in documents])
+        self.prev.extend(prevs)
+        self.next.extend([-1] * n)
+        nxt = self.next.view
+        for offset, p in enumerate(prevs):
+            if p >= 0:
+                nxt[p] = start + offset
+
+    def touch(self, positions: Sequence[int], now: float) -> None:
+        """Record an access in the in-memory columns and metadata."""
+        acc = self.accessed.view
+        for p in positions:
+            acc[p] = now
+            meta = self.metadatas[p]
+            meta["last_accessed"] = now
+            meta["access_count"] = int(meta.get("access_count", 0)) + 1

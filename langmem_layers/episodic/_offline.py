@@ -1,0 +1,170 @@
+"""Deterministic offline summary of a session (no LLM), and trigger detection."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage
+
+from langmem_layers.episodic._text import STOP_WORDS
+from langmem_layers.episodic._types import EpisodeSummary
+from langmem_layers.tokens import message_text
+
+__all__ = ["detect_trigger", "offline_summary"]
+
+# Explicit requests to remember. Matched on the user's own message only.
+_EXPLICIT = re.compile(
+    r"\b(remember (this|that|it)|please remember|don'?t forget|do not forget|keep in mind|"
+    r"make a note|note (this|that) down|save (this|that) (to|in) (your )?memory)\b"
+    r"|记住|记一下|别忘了|不要忘记",
+    re.IGNORECASE,
+)
+# Negated requests: "don't remember this", "no need to remember", "不用记住".
+_NEGATED = re.compile(
+    r"\b(don'?t|do not|no need to|never|not) (need to )?(remember|save|note)\b|不用记|不要记|别记",
+    re.IGNORECASE,
+)
+# Key decisions: first-person commitments, not evaluations like "you're wrong".
+_DECISION = re.compile(
+    r"\b(we|i)('ve| have)? (decided|agreed|settled on|chose|chosen|will go with)\b|"
+    r"\blet'?s go with\b|\b(final|our) decision\b|\bdecision:|决定了|我们决定|就这么定|最终方案",
+    re.IGNORECASE,
+)
+_FACT = re.compile(
+    r"\b(i am|i'm|my \w+ (is|are|was)|i live|i work|i prefer|i like|i love|i hate|i use|"
+    r"we use|decided|deadline|always|never)\b|我是|我的|我喜欢|我住|我在|决定",
+    re.IGNORECASE,
+)
+_SENT = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+_KEYWORD = re.compile(r"[a-z][a-z0-9+#-]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]{2,}", re.IGNORECASE)
+_GENERIC = frozenset(
+    [
+        "decided",
+        "decide",
+        "prefer",
+        "want",
+        "need",
+        "help",
+        "please",
+        "thanks",
+        "thank",
+        "okay",
+        "sure",
+        "know",
+        "think",
+        "remember",
+        "let",
+        "going",
+        "use",
+        "using",
+        "make",
+        "made",
+        "should",
+        "would",
+        "could",
+        "which",
+    ]
+)
+
+
+def _keywords(text: str) -> list[str]:
+    out: list[str] = []
+    for w in _KEYWORD.findall(text.lower()):
+        if w.isascii():
+            if w not in STOP_WORDS and w not in _GENERIC:
+                out.append(w)
+        else:
+            out.extend(w[i : i + 2] for i in range(len(w) - 1))
+    return out
+
+
+def detect_trigger(text: str) -> str | None:
+    """``"explicit"``, ``"decision"`` or ``None`` for one user message.
+
+    Example:
+        >>> from langmem_layers.episodic import detect_trigger
+        >>> detect_trigger("Please remember this: my flight is on Friday")
+        'explicit'
+        >>> detect_trigger("记住，我对花生过敏")
+        'explicit'
+        >>> detect_trigger("We decided to use Postgres for the ledger")
+        'decision'
+        >>> detect_trigger("no, you're wrong, thanks") is None
+        True
+
+    """
+    if not text:
+        return None
+    if _EXPLICIT.search(text) and not _NEGATED.search(text):
+        return "explicit"
+    if _DECISION.search(text):
+        return "decision"
+    return None
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT.split(text) if s.strip()]
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def offline_summary(
+    messages: Sequence[BaseMessage], *, reason: str | None = None
+) -> EpisodeSummary:
+    """Summarise a session without a model: deterministic and cheap.
+
+    The summary quotes the opening user request and the last exchange; key
+    facts are user sentences with first-person statements or decisions; topic
+    and tags are the most frequent content words; importance grows with
+    explicit requests, decisions and length.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langmem_layers.episodic._offline import offline_summary
+        >>> s = offline_summary([HumanMessage("I prefer tea. Plan my trip to Kyoto"),
+        ...                      AIMessage("Here is a Kyoto plan")])
+        >>> s.key_facts, s.tags[:2]
+        (['I prefer tea.'], ['kyoto', 'plan'])
+
+    """
+    users = [message_text(m).strip() for m in messages if m.type == "human"]
+    users = [u for u in users if u]
+    texts = [message_text(m).strip() for m in messages if message_text(m).strip()]
+    if not texts:
+        return EpisodeSummary(keep=False, summary="(empty session)", importance=0.0)
+    opening = users[0] if users else texts[0]
+    parts = [f"User asked: {_clip(opening, 200)}"]
+    if len(texts) > 1:
+        parts.append(f"Last: {_clip(texts[-1], 200)}")
+    facts: list[str] = []
+    outcomes: list[str] = []
+    for u in users:
+        for sent in _sentences(u):
+            if detect_trigger(sent) == "decision":
+                outcomes.append(_clip(sent, 200))
+            elif _FACT.search(sent) and sent not in facts:
+                facts.append(_clip(sent, 200))
+    counts = Counter(_keywords(" ".join(users or texts)))
+    tags = [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]]
+    triggers = {detect_trigger(u) for u in users}
+    importance = 0.3 + min(len(texts), 20) / 100.0
+    if "explicit" in triggers or reason == "explicit":
+        importance += 0.3
+    if "decision" in triggers or reason == "decision":
+        importance += 0.2
+    return EpisodeSummary(
+        keep=True,
+        summary=" ".join(parts),
+        key_facts=facts[:8],
+        outcomes=outcomes[:5],
+        topic=" ".join(tags[:2]),
+        tags=tags,
+        importance=round(min(importance, 1.0), 3),
+    )

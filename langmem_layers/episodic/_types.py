@@ -1,0 +1,113 @@
+"""Records of the episodic layer: episodes, turns, forgetting results, the LLM schema."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field, field_validator
+
+__all__ = [
+    "Episode",
+    "EpisodeSummary",
+    "ForgetResult",
+    "episode_id_for",
+]
+
+
+def episode_id_for(user_id: str, session_id: str) -> str:
+    """Deterministic episode id of one user's session (archiving twice never duplicates).
+
+    Example:
+        >>> from langmem_layers.episodic import episode_id_for
+        >>> episode_id_for("u1", "t1") == episode_id_for("u1", "t1")
+        True
+        >>> episode_id_for("u1", "t1") == episode_id_for("u2", "t1")
+        False
+
+    """
+    digest = hashlib.sha1(f"{user_id}\x00{session_id}".encode()).hexdigest()[:20]
+    return f"ep_{digest}"
+
+
+class EpisodeSummary(BaseModel):
+    """What an LLM judge (or the offline path) writes about one session.
+
+    Example:
+        >>> from langmem_layers.episodic import EpisodeSummary
+        >>> EpisodeSummary(keep=True, summary="Chose Postgres.", importance=0.8).topic
+        ''
+
+    """
+
+    keep: bool = Field(description="True if the session is worth remembering later.")
+    summary: str = Field(description="Two or three sentences: what happened and why it matters.")
+    key_facts: list[str] = Field(
+        default_factory=list, description="Durable facts stated in the session, one per item."
+    )
+    outcomes: list[str] = Field(
+        default_factory=list, description="Decisions taken, results, open follow-ups."
+    )
+    topic: str = Field(default="", description="A short topic label, two to four words.")
+    tags: list[str] = Field(default_factory=list, description="Up to six lowercase keywords.")
+    importance: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="0 = trivia, 1 = must never be forgotten."
+    )
+
+    @field_validator("summary")
+    @classmethod
+    def _summary_not_empty(cls, v: str) -> str:
+        if v is None or not str(v).strip():
+            raise ValueError("summary must be a non-empty string")
+        return str(v).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One archived session of one user.
+
+    Times are Unix seconds (UTC). ``key_facts``, ``outcomes`` and ``tags`` are
+    tuples so the record is immutable.
+
+    Example:
+        >>> from langmem_layers.episodic import Episode
+        >>> ep = Episode(id="ep_1", user_id="u1", session_id="t1", summary="s")
+        >>> ep.importance
+        0.5
+
+    """
+
+    id: str
+    user_id: str
+    session_id: str
+    summary: str
+    key_facts: tuple[str, ...] = ()
+    outcomes: tuple[str, ...] = ()
+    topic: str = ""
+    tags: tuple[str, ...] = ()
+    importance: float = 0.5
+    created_at: float = 0.0
+    last_accessed: float = 0.0
+    access_count: int = 0
+    message_count: int = 0
+
+
+@dataclass(slots=True)
+class ForgetResult:
+    """What a forgetting operation removed.
+
+    Example:
+        >>> from langmem_layers.episodic import ForgetResult
+        >>> r = ForgetResult(episode_ids=["ep_1"], turn_ids=["ep_1:t0000"])
+        >>> r.total
+        2
+
+    """
+
+    episode_ids: list[str] = field(default_factory=list)
+    turn_ids: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        """Number of removed items (episodes + turns)."""
+        return len(self.episode_ids) + len(self.turn_ids)

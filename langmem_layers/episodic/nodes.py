@@ -1,0 +1,319 @@
+"""Graph nodes: recall before the model, archive after it, and ``end_session``.
+
+State contract of :func:`make_recall_node`: it reads ``state["messages"]`` and
+writes ``state["recalled_episodes"]``, a list of :class:`RecalledItem` dicts
+(best first) whose ``text`` fields together stay within ``max_tokens``; use
+:func:`render_recalled` to turn them into a prompt section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph._internal._runnable import RunnableCallable
+
+from langmem_layers.context import resolve_identity
+from langmem_layers.episodic._text import format_date
+from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
+from langmem_layers.episodic.retriever import EpisodicRetriever
+from langmem_layers.episodic.store import EpisodeStore
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.tokens import TokenCounter, message_text
+
+__all__ = [
+    "RecalledItem",
+    "aend_session",
+    "end_session",
+    "make_archive_node",
+    "make_recall_node",
+    "render_recalled",
+]
+
+
+class RecalledItem(TypedDict):
+    """One recalled episode or turn, as written into state."""
+
+    id: str
+    kind: str
+    text: str
+    score: float
+    episode_id: str
+    session_id: str
+    created_at: float
+
+
+def render_recalled(items: Sequence[Mapping[str, Any]]) -> str:
+    """Render recalled items as a prompt section (empty string if none).
+
+    Example:
+        >>> from langmem_layers.episodic import render_recalled
+        >>> print(render_recalled([{"kind": "turn", "text": "user: I moved to Lyon",
+        ...                         "created_at": 0.0}]))
+        Relevant memories from earlier sessions:
+        - [1 January 1970] user: I moved to Lyon
+
+    """
+    if not items:
+        return ""
+    lines = ["Relevant memories from earlier sessions:"]
+    for it in items:
+        when = float(it.get("created_at") or 0.0)
+        prefix = f"[{format_date(when)}] " if when or when == 0.0 else ""
+        label = "episode: " if it.get("kind") == "episode" else ""
+        lines.append(f"- {prefix}{label}{it.get('text', '')}")
+    return "\n".join(lines)
+
+
+def _runtime(config: Mapping[str, Any] | None) -> Any:
+    """The LangGraph ``Runtime`` of the current run, if the node runs inside a graph."""
+    return ((config or {}).get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
+
+
+def _latest_user_text(messages: Sequence[Any]) -> str:
+    for msg in reversed(messages):
+        if isinstance(msg, BaseMessage) and msg.type == "human":
+            return message_text(msg).strip()
+        if isinstance(msg, Mapping) and msg.get("role") in ("user", "human"):
+            return str(msg.get("content", "")).strip()
+    return ""
+
+
+def _budget(docs: Sequence[Any], counter: TokenCounter, max_tokens: int) -> list[RecalledItem]:
+    out: list[RecalledItem] = []
+    used = 0
+    for d in docs:
+        text = d.page_content
+        n = counter.count_text(text)
+        if used + n > max_tokens:
+            if out:
+                break
+            text = counter.truncate_text(text, max_tokens)
+            n = max_tokens
+        used += n
+        m = d.metadata
+        out.append(
+            RecalledItem(
+                id=str(m.get("id", d.id)),
+                kind=str(m.get("kind", "")),
+                text=text,
+                score=float(m.get("score", 0.0)),
+                episode_id=str(m.get("episode_id", "")),
+                session_id=str(m.get("session_id", "")),
+                created_at=float(m.get("created_at", 0.0)),
+            )
+        )
+    return out
+
+
+def make_recall_node(
+    store: EpisodeStore,
+    /,
+    *,
+    k: int = 5,
+    max_tokens: int = 800,
+    state_key: str = "recalled_episodes",
+    messages_key: str = "messages",
+    retriever_options: Mapping[str, Any] | None = None,
+) -> RunnableCallable:
+    """A node that recalls the current user's memories for the latest user message.
+
+    The user comes from ``resolve_identity(runtime=..., config=...)``; a missing
+    id raises :class:`~langmem_layers.errors.MissingUserIdError`.
+
+    Args:
+        store: The episode store.
+        k: Items to retrieve before the token budget is applied.
+        max_tokens: Budget for the recalled texts (cl100k tokens).
+        state_key: State key written (list of :class:`RecalledItem`).
+        messages_key: State key holding the messages.
+        retriever_options: Extra :class:`EpisodicRetriever` fields (weights, kinds...).
+
+    Example:
+        >>> import tempfile
+        >>> from langchain_core.messages import HumanMessage
+        >>> from langmem_layers.episodic import EpisodeStore, make_recall_node
+        >>> from langmem_layers.testing import DeterministicEmbeddings
+        >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> _ = store.archive("ada", "t1", [HumanMessage("I am allergic to peanuts")])
+        >>> node = make_recall_node(store, k=1)
+        >>> out = node.invoke({"messages": [HumanMessage("any allergies?")]},
+        ...                   {"configurable": {"user_id": "ada"}})
+        >>> "peanuts" in out["recalled_episodes"][0]["text"]
+        True
+
+    """
+    if max_tokens < 1:
+        raise ConfigurationError(f"max_tokens must be >= 1, got {max_tokens}")
+    counter = TokenCounter()
+    options = dict(retriever_options or {})
+
+    def _retriever(config: RunnableConfig | None, runtime: Any) -> EpisodicRetriever:
+        ident = resolve_identity(runtime=runtime, config=config)
+        return EpisodicRetriever(store=store, user_id=ident.user_id, k=k, **options)
+
+    def recall(state: Mapping[str, Any], config: RunnableConfig) -> dict:
+        retriever = _retriever(config, _runtime(config))
+        query = _latest_user_text(state.get(messages_key) or [])
+        if not query:
+            return {state_key: []}
+        return {state_key: _budget(retriever.invoke(query), counter, max_tokens)}
+
+    async def arecall(state: Mapping[str, Any], config: RunnableConfig) -> dict:
+        retriever = _retriever(config, _runtime(config))
+        query = _latest_user_text(state.get(messages_key) or [])
+        if not query:
+            return {state_key: []}
+        return {state_key: _budget(await retriever.ainvoke(query), counter, max_tokens)}
+
+    return RunnableCallable(recall, arecall, name="recall_episodes")
+
+
+def _archive_common(
+    store: EpisodeStore,
+    messages: Sequence[BaseMessage],
+    *,
+    user_id: str | None,
+    session_id: str | None,
+    runtime: Any,
+    config: Mapping[str, Any] | None,
+) -> tuple[str, str]:
+    ident = resolve_identity(
+        user_id=user_id, thread_id=session_id, runtime=runtime, config=config, require_thread=True
+    )
+    return ident.user_id, str(ident.thread_id)
+
+
+def end_session(
+    store: EpisodeStore,
+    messages: Sequence[BaseMessage],
+    /,
+    *,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    reason: Reason | None = None,
+    policy: WritePolicy | None = None,
+    model: BaseChatModel | None = None,
+    created_at: float | None = None,
+    config: Mapping[str, Any] | None = None,
+    runtime: Any = None,
+) -> ArchiveDecision:
+    """Apply the write policy to a finished session and archive it if kept.
+
+    Returns the :class:`ArchiveDecision`; ``decision.archive`` tells whether an
+    episode was written (its id is ``episode_id_for(user_id, session_id)``).
+
+    Example:
+        >>> import tempfile
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langmem_layers.episodic import EpisodeStore, end_session
+        >>> from langmem_layers.testing import DeterministicEmbeddings
+        >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> msgs = [HumanMessage("hi"), AIMessage("hello")]
+        >>> end_session(store, msgs, user_id="ada", session_id="t1").archive
+        False
+
+    """
+    uid, sid = _archive_common(
+        store, messages, user_id=user_id, session_id=session_id, runtime=runtime, config=config
+    )
+    pol = policy or WritePolicy(model=model)
+    decision = pol.decide(messages, reason=reason)
+    if decision.archive:
+        store.archive(uid, sid, messages, summary=decision.summary, created_at=created_at)
+    return decision
+
+
+async def aend_session(
+    store: EpisodeStore,
+    messages: Sequence[BaseMessage],
+    /,
+    *,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    reason: Reason | None = None,
+    policy: WritePolicy | None = None,
+    model: BaseChatModel | None = None,
+    created_at: float | None = None,
+    config: Mapping[str, Any] | None = None,
+    runtime: Any = None,
+) -> ArchiveDecision:
+    """Async :func:`end_session`."""
+    uid, sid = _archive_common(
+        store, messages, user_id=user_id, session_id=session_id, runtime=runtime, config=config
+    )
+    pol = policy or WritePolicy(model=model)
+    decision = await pol.adecide(messages, reason=reason)
+    if decision.archive:
+        await store.aarchive(uid, sid, messages, summary=decision.summary, created_at=created_at)
+    return decision
+
+
+def make_archive_node(
+    store: EpisodeStore,
+    /,
+    *,
+    policy: WritePolicy | None = None,
+    model: BaseChatModel | None = None,
+    messages_key: str = "messages",
+    end_key: str | None = "session_ended",
+) -> RunnableCallable:
+    """A node that archives the session on "remember this", a key decision, or session end.
+
+    It runs after the model on every turn. It archives the whole thread so far
+    (re-archiving the same thread replaces its episode) when the latest user
+    message carries an explicit trigger, or when ``state[end_key]`` is true
+    (session end, default key ``"session_ended"``). It returns no state update.
+
+    Example:
+        >>> import tempfile
+        >>> from langchain_core.messages import HumanMessage
+        >>> from langmem_layers.episodic import EpisodeStore, make_archive_node
+        >>> from langmem_layers.testing import DeterministicEmbeddings
+        >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> node = make_archive_node(store)
+        >>> cfg = {"configurable": {"user_id": "ada", "thread_id": "t1"}}
+        >>> node.invoke({"messages": [HumanMessage("记住：我对花生过敏")]}, cfg)
+        {}
+        >>> len(store.list_episodes("ada"))
+        1
+
+    """
+    pol = policy or WritePolicy(model=model)
+
+    def _reason(state: Mapping[str, Any]) -> Reason | None:
+        if end_key and state.get(end_key):
+            return "session_end"
+        return WritePolicy.trigger(state.get(messages_key) or [])
+
+    def archive(state: Mapping[str, Any], config: RunnableConfig) -> dict:
+        reason = _reason(state)
+        if reason is not None:
+            end_session(
+                store,
+                list(state.get(messages_key) or []),
+                reason=reason,
+                policy=pol,
+                config=config,
+                runtime=_runtime(config),
+            )
+        return {}
+
+    async def aarchive(state: Mapping[str, Any], config: RunnableConfig) -> dict:
+        reason = _reason(state)
+        if reason is not None:
+            await aend_session(
+                store,
+                list(state.get(messages_key) or []),
+                reason=reason,
+                policy=pol,
+                config=config,
+                runtime=_runtime(config),
+            )
+        return {}
+
+    return RunnableCallable(archive, aarchive, name="archive_episode")

@@ -1,0 +1,221 @@
+"""Write policy: when a session becomes an episode, and what is written about it.
+
+A session is archived
+
+* at session end (:func:`~langmem_layers.episodic.end_session`),
+* when the user explicitly asks ("remember this", "记住"),
+* when the user states a key decision ("we decided to ...", "决定了").
+
+Sessions with fewer than ``min_messages`` messages are skipped unless one of
+the explicit reasons applies. Triggers are detected on the user's own words by
+patterns that need an explicit verb ("remember", "decided"): a complaint such
+as "no, you're wrong, thanks" never triggers archiving.
+
+With a chat model, an LLM judge (structured output, :class:`EpisodeSummary`)
+decides keep/skip and writes the summary. Its output is validated; a bad reply
+is retried once with the validation error; if that fails too, the offline
+summary is used, the failure is logged and counted in
+:attr:`WritePolicy.llm_failures`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import ValidationError
+
+from langmem_layers.defaults import resolve_chat_model
+from langmem_layers.episodic._offline import detect_trigger, offline_summary
+from langmem_layers.episodic._types import EpisodeSummary
+from langmem_layers.tokens import TokenCounter, message_text
+
+__all__ = ["ArchiveDecision", "Reason", "WritePolicy"]
+
+logger = logging.getLogger("langmem_layers.episodic")
+
+Reason = Literal["session_end", "explicit", "decision"]
+
+_JUDGE_PROMPT = """You maintain the long-term episodic memory of an assistant.
+Read the conversation and decide whether it is worth remembering in later sessions
+(keep=false for greetings, chit-chat, or nothing the user would expect us to recall).
+Write a 2-3 sentence summary, durable key facts, outcomes (decisions, results, follow-ups),
+a short topic, up to six lowercase tags, and an importance between 0 and 1.
+Reason for archiving: {reason}."""
+
+
+@dataclass(slots=True)
+class ArchiveDecision:
+    """The policy's verdict on one session.
+
+    Example:
+        >>> from langmem_layers.episodic import ArchiveDecision
+        >>> ArchiveDecision(archive=False, reason="session_end", why="too short").archive
+        False
+
+    """
+
+    archive: bool
+    reason: str
+    why: str
+    summary: EpisodeSummary | None = None
+    source: str = "offline"
+
+
+@dataclass
+class WritePolicy:
+    """Decides whether and how a session is archived.
+
+    Args:
+        model: A chat model for the LLM judge; default :func:`resolve_chat_model`
+            (``ChatOpenAI`` if ``OPENAI_API_KEY`` is set, else the offline path).
+        min_messages: Sessions shorter than this are skipped unless explicitly asked.
+        max_transcript_tokens: Transcript budget sent to the judge (the tail is kept).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langmem_layers.episodic import WritePolicy
+        >>> policy = WritePolicy(model=None)
+        >>> policy.decide([HumanMessage("hi"), AIMessage("hello")]).archive
+        False
+        >>> policy.decide([HumanMessage("remember this: I'm vegan")]).archive
+        True
+
+    """
+
+    model: BaseChatModel | None = None
+    min_messages: int = 4
+    max_transcript_tokens: int = 6000
+    llm_failures: int = field(default=0, init=False)
+    _counter: TokenCounter = field(default_factory=TokenCounter, repr=False, init=False)
+
+    def _model(self) -> BaseChatModel | None:
+        return resolve_chat_model(self.model, purpose="episode summaries")
+
+    @staticmethod
+    def trigger(messages: Sequence[BaseMessage]) -> Reason | None:
+        """The explicit trigger in the latest user message, if any."""
+        for msg in reversed(messages):
+            if msg.type == "human":
+                found = detect_trigger(message_text(msg))
+                return found  # type: ignore[return-value]
+        return None
+
+    def _precheck(
+        self, messages: Sequence[BaseMessage], reason: Reason | None
+    ) -> tuple[Reason, ArchiveDecision | None]:
+        found = self.trigger(messages)
+        why: Reason = reason or found or "session_end"
+        if not any(message_text(m).strip() for m in messages):
+            return why, ArchiveDecision(False, why, "empty session")
+        explicit = why in ("explicit", "decision") or found is not None
+        if len(messages) < self.min_messages and not explicit:
+            return why, ArchiveDecision(
+                False, why, f"trivial session: {len(messages)} < {self.min_messages} messages"
+            )
+        return why, None
+
+    def _transcript(self, messages: Sequence[BaseMessage]) -> str:
+        lines = [f"{m.type}: {message_text(m)}" for m in messages if message_text(m).strip()]
+        out: list[str] = []
+        used = 0
+        for line in reversed(lines):
+            n = self._counter.count_text(line)
+            if used + n > self.max_transcript_tokens:
+                break
+            out.append(line)
+            used += n
+        return "\n".join(reversed(out))
+
+    def _prompt(self, messages: Sequence[BaseMessage], reason: str) -> list[BaseMessage]:
+        return [
+            SystemMessage(_JUDGE_PROMPT.format(reason=reason)),
+            HumanMessage(self._transcript(messages)),
+        ]
+
+    @staticmethod
+    def _validate(raw: Any) -> EpisodeSummary:
+        if isinstance(raw, EpisodeSummary):
+            return EpisodeSummary.model_validate(raw.model_dump())
+        if isinstance(raw, dict) and "parsed" in raw and "raw" in raw:
+            if raw.get("parsing_error"):
+                raise ValueError(str(raw["parsing_error"]))
+            raw = raw["parsed"]
+        if isinstance(raw, dict):
+            return EpisodeSummary.model_validate(raw)
+        raise ValueError(f"expected an EpisodeSummary, got {type(raw).__name__}")
+
+    def _finish(
+        self, why: Reason, messages: Sequence[BaseMessage], summ: EpisodeSummary | None, err: str
+    ) -> ArchiveDecision:
+        if summ is None:
+            self.llm_failures += 1
+            logger.warning(
+                "episode judge output invalid twice (%s); using the offline summary", err
+            )
+            summ = offline_summary(messages, reason=why)
+            return ArchiveDecision(True, why, "offline fallback after LLM failure", summ)
+        explicit = why in ("explicit", "decision")
+        if not summ.keep and not explicit:
+            return ArchiveDecision(False, why, "LLM judge: not worth keeping", summ, "llm")
+        return ArchiveDecision(True, why, "LLM judge", summ, "llm")
+
+    def decide(
+        self, messages: Sequence[BaseMessage], *, reason: Reason | None = None
+    ) -> ArchiveDecision:
+        """Decide for one session and, if kept, produce its summary.
+
+        Args:
+            messages: The session's messages.
+            reason: Why archiving is considered; default: the trigger found in the
+                latest user message, else ``"session_end"``.
+
+        """
+        why, early = self._precheck(messages, reason)
+        if early is not None:
+            return early
+        model = self._model()
+        if model is None:
+            return ArchiveDecision(True, why, "offline", offline_summary(messages, reason=why))
+        prompt = self._prompt(messages, why)
+        structured = model.with_structured_output(EpisodeSummary)
+        err = ""
+        for _attempt in range(2):
+            try:
+                return self._finish(why, messages, self._validate(structured.invoke(prompt)), "")
+            except (ValidationError, ValueError, TypeError, KeyError) as e:
+                err = str(e)
+                prompt = [*prompt, HumanMessage(f"Your output was invalid: {err}. Try again.")]
+            except Exception as e:  # model/network failure: do not retry blindly
+                err = f"{type(e).__name__}: {e}"
+                break
+        return self._finish(why, messages, None, err)
+
+    async def adecide(
+        self, messages: Sequence[BaseMessage], *, reason: Reason | None = None
+    ) -> ArchiveDecision:
+        """Async :meth:`decide`."""
+        why, early = self._precheck(messages, reason)
+        if early is not None:
+            return early
+        model = self._model()
+        if model is None:
+            return ArchiveDecision(True, why, "offline", offline_summary(messages, reason=why))
+        prompt = self._prompt(messages, why)
+        structured = model.with_structured_output(EpisodeSummary)
+        err = ""
+        for _attempt in range(2):
+            try:
+                out = await structured.ainvoke(prompt)
+                return self._finish(why, messages, self._validate(out), "")
+            except (ValidationError, ValueError, TypeError, KeyError) as e:
+                err = str(e)
+                prompt = [*prompt, HumanMessage(f"Your output was invalid: {err}. Try again.")]
+            except Exception as e:
+                err = f"{type(e).__name__}: {e}"
+                break
+        return self._finish(why, messages, None, err)

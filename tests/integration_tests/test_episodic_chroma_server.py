@@ -1,0 +1,155 @@
+"""Episodic memory against a real Chroma server (`chroma run`), started and stopped here."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langmem_layers.episodic import (
+    EpisodeStore,
+    EpisodicRetriever,
+    end_session,
+    episode_id_for,
+    forget_user,
+)
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.testing import DeterministicEmbeddings
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _chroma_executable() -> str:
+    exe = Path(sys.executable).with_name("chroma")
+    if exe.exists():
+        return str(exe)
+    found = shutil.which("chroma")
+    if found is None:
+        pytest.skip("the `chroma` command is not installed")
+    return found
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    path = tmp_path_factory.mktemp("chroma-server")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            _chroma_executable(),
+            "run",
+            "--path",
+            str(path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=str(path),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"chroma run exited with code {proc.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("chroma run did not start listening within 60 s")
+        yield "127.0.0.1", port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def http_client(chroma_server: tuple[str, int]) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    host, port = chroma_server
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            client = chromadb.HttpClient(
+                host=host, port=port, settings=Settings(anonymized_telemetry=False)
+            )
+            client.heartbeat()
+            return client
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def test_store_retrieve_forget_over_http(http_client: Any) -> None:
+    name = f"episodic_http_{time.time_ns()}"
+    store = EpisodeStore(http_client, embeddings=DeterministicEmbeddings(), collection_name=name)
+    msgs = [
+        HumanMessage("We decided to deploy on Fridays only after the freeze."),
+        AIMessage("Noted, Friday deploys after the freeze."),
+        HumanMessage("And my favourite editor is Helix."),
+        AIMessage("Helix it is."),
+    ]
+    decision = end_session(store, msgs, user_id="ada@example.com", session_id="s1")
+    assert decision.archive
+    store.archive("bob", "s1", [HumanMessage("my favourite editor is Emacs")])
+    ep_id = episode_id_for("ada@example.com", "s1")
+    assert store.get_episode("ada@example.com", ep_id) is not None
+
+    retriever = EpisodicRetriever(store=store, user_id="ada@example.com", k=2, kinds=("turn",))
+    docs = retriever.invoke("favourite editor")
+    assert "Helix" in docs[0].page_content
+    assert all(d.metadata["user_id"] == "ada@example.com" for d in docs)
+
+    # a second store (another process, in real life) sees the same data
+    other = EpisodeStore(http_client, embeddings=DeterministicEmbeddings(), collection_name=name)
+    assert other.count("ada@example.com") == 5
+    assert other.flush() == 0
+    store.flush()
+
+    removed = forget_user(store, "ada@example.com")
+    assert removed.episode_ids == [ep_id] and len(removed.turn_ids) == 4
+    assert other.count("ada@example.com") == 0
+    assert other.count("bob") == 2
+
+
+def test_other_embeddings_refused_over_http(http_client: Any) -> None:
+    name = f"episodic_emb_{time.time_ns()}"
+    EpisodeStore(http_client, embeddings=DeterministicEmbeddings(size=64), collection_name=name)
+    with pytest.raises(ConfigurationError, match="deterministic-hash-64"):
+        EpisodeStore(
+            http_client, embeddings=DeterministicEmbeddings(size=128), collection_name=name
+        )
+
+
+async def test_async_paths_over_http(http_client: Any) -> None:
+    name = f"episodic_async_{time.time_ns()}"
+    store = EpisodeStore(http_client, embeddings=DeterministicEmbeddings(), collection_name=name)
+    await store.aarchive("ada", "s1", [HumanMessage("我最喜欢的城市是杭州")])
+    docs = await EpisodicRetriever(store=store, user_id="ada", k=1, kinds=("turn",)).ainvoke(
+        "喜欢哪个城市"
+    )
+    assert "杭州" in docs[0].page_content
