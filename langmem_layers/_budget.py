@@ -76,6 +76,7 @@ def fill_budget(
         ...                           Section("b", lambda n: "beta " * 50)])
         >>> report.used["a"], report.total <= 12
         (4, True)
+
     """
     counter = counter or TokenCounter()
     left = max(0, budget - reserved)

@@ -1,0 +1,285 @@
+"""``langmem-layers``: demo, chat, inspect, import, forget, export and bench.
+
+Every command works on the embedded defaults in one storage folder
+(``--storage``, else ``$LANGMEM_HOME``, else ``./.langmem``). Errors are one
+line on stderr and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langmem_layers.errors import LangmemError
+
+__all__ = ["main"]
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="langmem-layers",
+        description="Layered memory for LangGraph agents: working, episodic, semantic, "
+        "procedural. Offline by default.",
+    )
+    p.add_argument("--storage", help="storage folder (default: $LANGMEM_HOME or ./.langmem)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what the layers do")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="scripted two-session conversation showing every layer")
+    demo.add_argument(
+        "--keep", action="store_true", help="use --storage (or ./.langmem) instead of a temp dir"
+    )
+
+    chat = sub.add_parser("chat", help="interactive chat with memory")
+    chat.add_argument("--user", required=True)
+    chat.add_argument("--thread", default=None, help="session id (default: a new one)")
+
+    for name, text in (
+        ("inspect", "show a user's profile, episodes and tool statistics"),
+        ("forget", "delete everything stored about a user"),
+        ("export", "write every layer's data of a user as JSON"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("--user", required=True)
+        if name == "forget":
+            cmd.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        if name == "export":
+            cmd.add_argument("--output", "-o", help="file to write (default: stdout)")
+
+    imp = sub.add_parser("import", help="bulk-load a JSON/JSONL transcript as episodes")
+    imp.add_argument("--user", required=True)
+    imp.add_argument("file")
+
+    bench = sub.add_parser("bench", help="run a benchmark (see `bench --list`)")
+    bench.add_argument("args", nargs=argparse.REMAINDER)
+    return p
+
+
+class _Env:
+    """Opened backends for one command (closed on exit)."""
+
+    def __init__(self, storage_dir: str | None) -> None:
+        from contextlib import ExitStack
+
+        from langmem_layers.defaults import Storage
+
+        self.storage = Storage(storage_dir)
+        self._stack = ExitStack()
+
+    def __enter__(self) -> _Env:
+        from langmem_layers.episodic import EpisodeStore
+
+        self.store = self._stack.enter_context(self.storage.store())
+        self.episodes = EpisodeStore(storage=self.storage)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from langmem_layers._demo import run_demo
+
+    observed = run_demo(args.storage if args.keep else None)
+    recalled = " ".join(observed["sessions"][1]["recalled"]) if observed["sessions"] else ""
+    ok = "quarterly report" in recalled.lower()
+    print(
+        "\nCross-session recall: "
+        + ("working (session 2 recalled the report deadline from session 1)" if ok else "FAILED")
+    )
+    return 0 if ok else EXIT_ERROR
+
+
+def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False)
+    for c in columns:
+        table.add_column(c, overflow="fold")
+    for r in rows:
+        table.add_row(*(str(x) for x in r))
+    Console(width=120).print(table)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from langmem_layers.admin import export_user
+    from langmem_layers.procedural import ProceduralMemory
+    from langmem_layers.semantic import ProfileStore
+
+    with _Env(args.storage) as env:
+        profiles = ProfileStore(env.store)
+        profile = profiles.get(args.user)
+        _table(
+            f"Profile of {args.user}",
+            ["field", "key", "value", "importance", "updated"],
+            [
+                (
+                    i.field,
+                    i.key or "",
+                    i.value,
+                    f"{i.importance:.2f}",
+                    i.created_at.isoformat()[:19],
+                )
+                for i in profile.items
+            ],
+        )
+        old = profiles.superseded(args.user)
+        if old:
+            _table(
+                "Superseded values",
+                ["field", "key", "value", "replaced by"],
+                [(o.field, o.key or "", o.value, o.replaced_by or "(removed)") for o in old],
+            )
+        eps = env.episodes.list_episodes(args.user)
+        _table(
+            f"Episodes ({len(eps)})",
+            ["session", "topic", "importance", "messages", "accesses", "summary"],
+            [
+                (
+                    e.session_id,
+                    e.topic,
+                    f"{e.importance:.2f}",
+                    e.message_count,
+                    e.access_count,
+                    e.summary[:80],
+                )
+                for e in eps
+            ],
+        )
+        data = export_user(args.user, store=env.store, episodes=env.episodes)
+        tools = sorted(
+            {
+                r["namespace"][1]
+                for r in data["store"]["procedural"]
+                if len(r["namespace"]) > 1 and r["namespace"][0] == "outcomes"
+            }
+        )
+        stats = ProceduralMemory(env.store).tool_tips(tools, user_id=args.user) if tools else []
+        _table(
+            "Tool statistics",
+            ["tool", "calls", "success rate", "p50 ms", "top failure"],
+            [
+                (
+                    t.tool,
+                    t.calls,
+                    f"{t.success_rate:.0%}",
+                    f"{t.p50_latency_ms:.1f}",
+                    (t.failures[0].pattern if t.failures else ""),
+                )
+                for t in stats
+            ],
+        )
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from langmem_layers.admin import export_user
+
+    with _Env(args.storage) as env:
+        data = export_user(args.user, store=env.store, episodes=env.episodes)
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+def _cmd_forget(args: argparse.Namespace) -> int:
+    from langmem_layers.admin import forget_user_everywhere
+
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("error: forget deletes data; pass --yes to confirm", file=sys.stderr)
+            return EXIT_USAGE
+        answer = input(f"Delete everything stored about {args.user!r}? [y/N] ")
+        if answer.strip().lower() not in {"y", "yes"}:
+            print("nothing deleted")
+            return 0
+    with _Env(args.storage) as env:
+        counts = forget_user_everywhere(args.user, store=env.store, episodes=env.episodes)
+    print("deleted: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from rich.progress import Progress
+
+    from langmem_layers.admin import import_transcripts, load_transcripts
+
+    sessions = load_transcripts(args.file)
+    with _Env(args.storage) as env, Progress(transient=True) as bar:
+        task = bar.add_task("importing sessions", total=len(sessions))
+        n = import_transcripts(
+            args.user, sessions, episodes=env.episodes, progress=lambda k: bar.advance(task, k)
+        )
+    print(f"imported {n} session(s) for {args.user}")
+    return 0
+
+
+def _cmd_chat(args: argparse.Namespace) -> int:
+    from langmem_layers._chat import run_chat
+
+    return run_chat(args.storage, user_id=args.user, thread_id=args.thread)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from langmem_layers.bench import main as bench_main
+
+    return bench_main(args.args)
+
+
+_COMMANDS = {
+    "demo": _cmd_demo,
+    "chat": _cmd_chat,
+    "inspect": _cmd_inspect,
+    "export": _cmd_export,
+    "forget": _cmd_forget,
+    "import": _cmd_import,
+    "bench": _cmd_bench,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``langmem-layers``; returns the exit code.
+
+    Example:
+        >>> from langmem_layers.cli import main
+        >>> main(["forget"])  # doctest: +SKIP
+        2
+
+    """
+    parser = _parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:  # argparse already printed one line of usage/error
+        return int(e.code or 0)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return _COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (LangmemError, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

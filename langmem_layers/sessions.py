@@ -1,0 +1,304 @@
+"""Session end and idle expiry for graphs built by :func:`~langmem_layers.build_memory_graph`.
+
+Ending a session gathers the thread's **whole** transcript from the
+checkpoint history (the window node removes old messages from the live state,
+but earlier checkpoints still hold them), finishes profile extraction,
+applies the episodic write policy, and flushes procedural records.
+:func:`expire_idle_sessions` does that for every thread idle longer than a
+TTL and only then deletes the thread from the checkpointer; a thread whose
+archive fails is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from langmem_layers.context import resolve_identity
+from langmem_layers.episodic import aend_session as _aend_episode
+from langmem_layers.episodic import end_session as _end_episode
+from langmem_layers.episodic import episode_id_for
+from langmem_layers.errors import ConfigurationError
+
+__all__ = [
+    "SessionEndReport",
+    "aend_session",
+    "aexpire_idle_sessions",
+    "asession_transcript",
+    "end_session",
+    "expire_idle_sessions",
+    "session_transcript",
+]
+
+logger = logging.getLogger("langmem_layers")
+
+
+@dataclass(slots=True, frozen=True)
+class SessionEndReport:
+    """What ending one session did.
+
+    Example:
+        >>> from langmem_layers import SessionEndReport
+        >>> SessionEndReport("t1", "ada", archived=False, reason="trivial", episode_id=None,
+        ...                  messages=2, profile_changes=0).archived
+        False
+
+    """
+
+    thread_id: str
+    user_id: str
+    archived: bool
+    reason: str
+    episode_id: str | None
+    messages: int
+    profile_changes: int
+    deleted: bool = False
+
+
+def _components(graph: Any) -> Any:
+    memory = getattr(graph, "memory", None)
+    if memory is None:
+        raise ConfigurationError(
+            "this graph has no memory components: build it with build_memory_graph(...) or "
+            "create_memory_graph_builder(...).compile(...) and keep graph.memory = builder.memory"
+        )
+    return memory
+
+
+def _merge(snapshots: Iterable[Any]) -> list[BaseMessage]:
+    seen: set[str] = set()
+    out: list[BaseMessage] = []
+    for snap in snapshots:
+        for msg in (snap.values or {}).get("messages") or []:
+            key = msg.id or f"{msg.type}:{msg.content!r}"
+            if key not in seen:
+                seen.add(key)
+                out.append(msg)
+    return out
+
+
+def _config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def session_transcript(graph: Any, /, *, thread_id: str) -> list[BaseMessage]:
+    """Every message the thread ever held, in order, including evicted ones.
+
+    Example:
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> from langgraph.graph import MessagesState, StateGraph
+        >>> from langmem_layers import session_transcript
+        >>> g = StateGraph(MessagesState)
+        >>> _ = g.add_node("n", lambda s: {}).add_edge("__start__", "n")
+        >>> graph = g.compile(checkpointer=InMemorySaver())
+        >>> _ = graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "t"}})
+        >>> [m.content for m in session_transcript(graph, thread_id="t")]
+        ['hi']
+
+    """
+    history = list(graph.get_state_history(_config(thread_id)))
+    return _merge(reversed(history))
+
+
+async def asession_transcript(graph: Any, /, *, thread_id: str) -> list[BaseMessage]:
+    """Async :func:`session_transcript`."""
+    history = [s async for s in graph.aget_state_history(_config(thread_id))]
+    return _merge(reversed(history))
+
+
+def _user_for(user_id: str | None, values: Mapping[str, Any]) -> str:
+    return resolve_identity(user_id=user_id or values.get("user_id")).user_id
+
+
+def end_session(
+    graph: Any, /, *, thread_id: str, user_id: str | None = None, force: bool = False
+) -> SessionEndReport:
+    """Archive a thread into episodic memory and finish its profile extraction.
+
+    Args:
+        graph: A graph built by :func:`~langmem_layers.build_memory_graph`.
+        thread_id: The session to end.
+        user_id: Its user (default: the ``user_id`` the graph stored in state).
+        force: Archive even a trivial session (as if the user asked).
+
+    Returns:
+        A :class:`SessionEndReport`.
+
+    Raises:
+        MissingUserIdError: no user id given and none stored in the thread.
+
+    Example:
+        >>> import tempfile
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> from langmem_layers import build_memory_graph, end_session
+        >>> from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
+        >>> graph = build_memory_graph(FakeChatModel(responses=[], default="ok"),
+        ...     checkpointer=InMemorySaver(), store=InMemoryStore(),
+        ...     storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> cfg = {"configurable": {"thread_id": "t1", "user_id": "ada"}}
+        >>> for text in ["I live in Oslo", "I work as a nurse", "I like chess"]:
+        ...     _ = graph.invoke({"messages": [("user", text)]}, cfg)
+        >>> report = end_session(graph, thread_id="t1")
+        >>> report.archived, report.messages
+        (True, 6)
+
+    """
+    memory = _components(graph)
+    state = graph.get_state(_config(thread_id))
+    uid = _user_for(user_id, state.values or {})
+    messages = session_transcript(graph, thread_id=thread_id)
+    changes = memory.updater.end_session(
+        messages, user_id=uid, thread_id=thread_id, store=graph.store
+    )
+    decision = _end_episode(
+        memory.episodes,
+        messages,
+        user_id=uid,
+        session_id=thread_id,
+        reason="explicit" if force else "session_end",
+        policy=memory.policy,
+    )
+    memory.procedural.flush()
+    return _report(thread_id, uid, decision, messages, changes)
+
+
+async def aend_session(
+    graph: Any, /, *, thread_id: str, user_id: str | None = None, force: bool = False
+) -> SessionEndReport:
+    """Async :func:`end_session`."""
+    memory = _components(graph)
+    state = await graph.aget_state(_config(thread_id))
+    uid = _user_for(user_id, state.values or {})
+    messages = await asession_transcript(graph, thread_id=thread_id)
+    changes = await memory.updater.aend_session(
+        messages, user_id=uid, thread_id=thread_id, store=graph.store
+    )
+    decision = await _aend_episode(
+        memory.episodes,
+        messages,
+        user_id=uid,
+        session_id=thread_id,
+        reason="explicit" if force else "session_end",
+        policy=memory.policy,
+    )
+    await memory.procedural.aflush()
+    return _report(thread_id, uid, decision, messages, changes)
+
+
+def _report(
+    thread_id: str, uid: str, decision: Any, messages: list[BaseMessage], changes: Any
+) -> SessionEndReport:
+    return SessionEndReport(
+        thread_id=thread_id,
+        user_id=uid,
+        archived=bool(decision.archive),
+        reason=f"{decision.reason}: {decision.why}",
+        episode_id=episode_id_for(uid, thread_id) if decision.archive else None,
+        messages=len(messages),
+        profile_changes=len(changes or []),
+    )
+
+
+def _ttl_seconds(ttl: timedelta | float) -> float:
+    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+    if seconds <= 0:
+        raise ConfigurationError(f"ttl must be positive, got {ttl!r}; e.g. timedelta(hours=24)")
+    return seconds
+
+
+def _idle_threads(checkpoints: Iterable[Any], cutoff: float) -> list[str]:
+    latest: dict[str, float] = {}
+    for tup in checkpoints:
+        tid = tup.config["configurable"]["thread_id"]
+        ts = datetime.fromisoformat(tup.checkpoint["ts"]).timestamp()
+        latest[tid] = max(ts, latest.get(tid, ts))
+    return sorted(t for t, ts in latest.items() if ts < cutoff)
+
+
+def expire_idle_sessions(
+    graph: Any, /, *, ttl: timedelta | float = timedelta(hours=24), now: float | None = None
+) -> list[SessionEndReport]:
+    """Archive every thread idle longer than ``ttl``, then delete it from the checkpointer.
+
+    The archive (episodic write policy, final profile extraction) runs first;
+    a thread is deleted only if that succeeded, so nothing is lost when it
+    fails (the error is logged and the thread is kept for the next run).
+
+    Args:
+        graph: A graph built by :func:`~langmem_layers.build_memory_graph`, with a checkpointer.
+        ttl: Idle time after which a thread expires (``timedelta`` or seconds).
+        now: The current time as a Unix timestamp (default: ``time.time()``).
+
+    Returns:
+        One :class:`SessionEndReport` per expired thread (``deleted=True``).
+
+    Example:
+        >>> import tempfile, time
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> from langmem_layers import build_memory_graph, expire_idle_sessions
+        >>> from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
+        >>> graph = build_memory_graph(FakeChatModel(responses=[], default="ok"),
+        ...     checkpointer=InMemorySaver(), store=InMemoryStore(),
+        ...     storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> _ = graph.invoke({"messages": [("user", "hi")]},
+        ...                  {"configurable": {"thread_id": "t1", "user_id": "ada"}})
+        >>> [r.thread_id for r in expire_idle_sessions(graph, ttl=60, now=time.time() + 3600)]
+        ['t1']
+        >>> graph.get_state({"configurable": {"thread_id": "t1"}}).values
+        {}
+
+    """
+    if graph.checkpointer is None:
+        raise ConfigurationError("expire_idle_sessions needs a graph compiled with a checkpointer")
+    cutoff = (time.time() if now is None else now) - _ttl_seconds(ttl)
+    reports: list[SessionEndReport] = []
+    for thread_id in _idle_threads(graph.checkpointer.list(None), cutoff):
+        try:
+            report = end_session(graph, thread_id=thread_id)
+        except Exception:
+            logger.exception("langmem_layers: could not archive idle thread %s; kept", thread_id)
+            continue
+        graph.checkpointer.delete_thread(thread_id)
+        reports.append(_deleted(report))
+    return reports
+
+
+async def aexpire_idle_sessions(
+    graph: Any, /, *, ttl: timedelta | float = timedelta(hours=24), now: float | None = None
+) -> list[SessionEndReport]:
+    """Async :func:`expire_idle_sessions`."""
+    if graph.checkpointer is None:
+        raise ConfigurationError("expire_idle_sessions needs a graph compiled with a checkpointer")
+    cutoff = (time.time() if now is None else now) - _ttl_seconds(ttl)
+    tuples = [t async for t in graph.checkpointer.alist(None)]
+    reports: list[SessionEndReport] = []
+    for thread_id in _idle_threads(tuples, cutoff):
+        try:
+            report = await aend_session(graph, thread_id=thread_id)
+        except Exception:
+            logger.exception("langmem_layers: could not archive idle thread %s; kept", thread_id)
+            continue
+        await graph.checkpointer.adelete_thread(thread_id)
+        reports.append(_deleted(report))
+    return reports
+
+
+def _deleted(report: SessionEndReport) -> SessionEndReport:
+    return SessionEndReport(
+        thread_id=report.thread_id,
+        user_id=report.user_id,
+        archived=report.archived,
+        reason=report.reason,
+        episode_id=report.episode_id,
+        messages=report.messages,
+        profile_changes=report.profile_changes,
+        deleted=True,
+    )
