@@ -27,9 +27,44 @@ from langmem_layers.tokens import message_text
 __all__ = ["OfflineDemoModel", "get_weather", "run_demo"]
 
 _WORD = re.compile(r"[a-z0-9]+", re.I)
-_STOP = frozenset(
-    ["a", "an", "the", "is", "are", "was", "were", "do", "does", "did", "what", "which", "when", "where", "who", "how", "i", "we", "you", "my", "our", "your", "to", "of", "in", "on", "at", "for", "and", "or", "it", "this", "that", "be", "use", "using"]
-)
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "is",
+    "are",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "what",
+    "which",
+    "when",
+    "where",
+    "who",
+    "how",
+    "i",
+    "we",
+    "you",
+    "my",
+    "our",
+    "your",
+    "to",
+    "of",
+    "in",
+    "on",
+    "at",
+    "for",
+    "and",
+    "or",
+    "it",
+    "this",
+    "that",
+    "be",
+    "use",
+    "using",
+}
 
 
 @tool
