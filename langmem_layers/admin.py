@@ -171,7 +171,7 @@ def load_transcripts(path: str | Path) -> list[tuple[str, list[BaseMessage], flo
         >>> f = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False)
         >>> for m in [{"session_id": "s1", "role": "user", "content": "hi"},
         ...           {"session_id": "s1", "role": "assistant", "content": "hello"}]:
-        ...     _ = f.write(json.dumps(m) + "\\n")
+        ...     _ = f.write(json.dumps(m) + "\n")
         >>> f.close()
         >>> [(sid, len(msgs)) for sid, msgs, _ in load_transcripts(f.name)]
         [('s1', 2)]
