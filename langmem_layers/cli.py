@@ -260,8 +260,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     """
     parser = _parser()
+    raw = list(sys.argv[1:] if argv is None else argv)
+    bench_args: list[str] | None = None
+    if "bench" in raw:  # everything after `bench` belongs to the benchmark, options included
+        i = raw.index("bench")
+        if i == 0 or raw[i - 1] != "--storage":
+            raw, bench_args = raw[: i + 1], raw[i + 1 :]
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        args = parser.parse_args(raw)
+        if bench_args is not None:
+            args.args = bench_args
     except SystemExit as e:  # argparse already printed one line of usage/error
         return int(e.code or 0)
     if args.command is None:

@@ -48,7 +48,12 @@ from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
 from langmem_layers.semantic import ProfileStore, ProfileUpdater, render_profile
 from langmem_layers.tokens import TokenCounter
-from langmem_layers.working import WorkingMemoryState, compute_window, create_window_node
+from langmem_layers.working import (
+    MIN_MAX_TOKENS,
+    WorkingMemoryState,
+    compute_window,
+    create_window_node,
+)
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
@@ -153,8 +158,23 @@ def compose_prompt(
     messages = [m for m in state.get("messages") or [] if not isinstance(m, SystemMessage)]
     reserved = _latest_turns_cost(base, messages, counter)
     if reserved > budget_tokens:
-        room = max(64, budget_tokens - counter.count_text(base) - counter.message_overhead)
-        messages = list(compute_window(messages, max_tokens=room, token_counter=counter).kept)
+        # the latest turns come first: keep what fits after the system text, newest first
+        room = budget_tokens - counter.count_text(base) - counter.message_overhead
+        if room < MIN_MAX_TOKENS:
+            raise ConfigurationError(
+                f"budget_tokens={budget_tokens} leaves {room} tokens for the conversation after "
+                f"the system prompt and summary ({counter.count_text(base)} tokens); at least "
+                f"{MIN_MAX_TOKENS} are needed: raise budget_tokens or shorten the system prompt"
+            )
+        plan = compute_window(
+            messages,
+            max_tokens=room,
+            threshold=1.0,
+            keep_last_turns=1,
+            max_summary_tokens=8,
+            token_counter=counter,
+        )
+        messages = list(plan.kept)
         reserved = _latest_turns_cost(base, messages, counter)
     items = state.get("recalled_episodes") or []
     sections = [
@@ -252,6 +272,13 @@ def create_memory_graph_builder(
         )
     tool_list = list(tools)
     counter = TokenCounter()
+    fixed = counter.count_text(system_prompt) + counter.message_overhead
+    if budget_tokens - fixed < MIN_MAX_TOKENS:
+        raise ConfigurationError(
+            f"budget_tokens={budget_tokens} is too small: the system prompt takes {fixed} "
+            f"tokens, leaving less than {MIN_MAX_TOKENS} for the conversation; raise "
+            "budget_tokens or shorten the system prompt"
+        )
     episode_store = episodes or EpisodeStore(storage=storage, embeddings=embeddings)
     profile_store = profiles or ProfileStore()
     proc = procedural or ProceduralMemory()

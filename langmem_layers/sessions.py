@@ -24,7 +24,7 @@ from langmem_layers.context import resolve_identity
 from langmem_layers.episodic import aend_session as _aend_episode
 from langmem_layers.episodic import end_session as _end_episode
 from langmem_layers.episodic import episode_id_for
-from langmem_layers.errors import ConfigurationError
+from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
 __all__ = [
     "SessionEndReport",
@@ -37,6 +37,11 @@ __all__ = [
 ]
 
 logger = logging.getLogger("langmem_layers")
+
+_NO_USER = (
+    "langmem_layers: idle thread %s has no user id (its first run failed before memory was "
+    "loaded); kept: archive it with end_session(graph, thread_id=%r, user_id=...)"
+)
 
 
 @dataclass(slots=True, frozen=True)
@@ -263,6 +268,9 @@ def expire_idle_sessions(
     for thread_id in _idle_threads(graph.checkpointer.list(None), cutoff):
         try:
             report = end_session(graph, thread_id=thread_id)
+        except MissingUserIdError:
+            logger.warning(_NO_USER, thread_id, thread_id)
+            continue
         except Exception:
             logger.exception("langmem_layers: could not archive idle thread %s; kept", thread_id)
             continue
@@ -283,6 +291,9 @@ async def aexpire_idle_sessions(
     for thread_id in _idle_threads(tuples, cutoff):
         try:
             report = await aend_session(graph, thread_id=thread_id)
+        except MissingUserIdError:
+            logger.warning(_NO_USER, thread_id, thread_id)
+            continue
         except Exception:
             logger.exception("langmem_layers: could not archive idle thread %s; kept", thread_id)
             continue

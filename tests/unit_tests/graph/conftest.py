@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from chromadb.api.shared_system_client import SharedSystemClient
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from langmem_layers.episodic import EpisodeStore
+from langmem_layers.graph import build_memory_graph
+from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
+
+from ._tools import weather
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No API key (offline extractors everywhere) and a fresh Chroma client cache."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    yield
+    SharedSystemClient.clear_system_cache()
+
+
+@pytest.fixture
+def episodes(chroma_client: Any, fake_embeddings: DeterministicEmbeddings) -> EpisodeStore:
+    return EpisodeStore(chroma_client, embeddings=fake_embeddings)
+
+
+@pytest.fixture
+def mem_store() -> InMemoryStore:
+    return InMemoryStore()
+
+
+@pytest.fixture
+def saver() -> InMemorySaver:
+    return InMemorySaver()
+
+
+@pytest.fixture
+def make_graph(
+    episodes: EpisodeStore, mem_store: InMemoryStore, saver: InMemorySaver
+) -> Callable[..., Any]:
+    """Build the reference graph on fakes; options go to ``build_memory_graph``."""
+
+    def _make(model: FakeChatModel, **options: Any) -> Any:
+        options.setdefault("tools", [weather])
+        return build_memory_graph(
+            model, checkpointer=saver, store=mem_store, episodes=episodes, **options
+        )
+
+    return _make
