@@ -55,7 +55,6 @@ class MemoryMiddlewareState(AgentState):
 
     summary: NotRequired[str]
     recalled_episodes: NotRequired[Annotated[list[RecalledItem], _keep]]
-    memory_report: NotRequired[dict[str, int]]
 
 
 class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
@@ -71,6 +70,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         window_tokens: Budget of the persisted message window.
         extract_every: Extract the profile every N user turns.
         recall_k: Episodic items recalled per invocation.
+
+    Tool errors: ``create_agent``'s tool node re-raises a tool's exception by
+    default (unlike the reference graph, which turns it into an error
+    ``ToolMessage``). The failure is recorded either way; to let the model see
+    and correct it, add ``ToolErrorMiddleware`` (or make the tool raise
+    ``ToolException`` with ``handle_tool_error=True``).
 
     Example:
         >>> import tempfile

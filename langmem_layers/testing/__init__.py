@@ -5,6 +5,8 @@
 * :class:`DeterministicEmbeddings`: hashed bag-of-words vectors, the same in
   every process, with real lexical similarity;
 * :func:`tool_call` / :func:`structured_reply`: build scripted responses;
+* :class:`OfflineDemoModel` and the ``get_weather`` tool: the rule-based
+  offline agent of the demo (it answers only from injected memory);
 * pytest fixtures in :mod:`langmem_layers.testing.fixtures`
   (``pytest_plugins = ["langmem_layers.testing.fixtures"]``).
 """
@@ -16,4 +18,20 @@ from langmem_layers.testing._fakes import (
     tool_call,
 )
 
-__all__ = ["DeterministicEmbeddings", "FakeChatModel", "structured_reply", "tool_call"]
+__all__ = [
+    "DeterministicEmbeddings",
+    "FakeChatModel",
+    "OfflineDemoModel",
+    "get_weather",
+    "structured_reply",
+    "tool_call",
+]
+
+
+def __getattr__(name: str) -> object:
+    # the demo model lives with the demo; imported lazily to keep this module light
+    if name in {"OfflineDemoModel", "get_weather"}:
+        from langmem_layers import _demo
+
+        return getattr(_demo, name)
+    raise AttributeError(f"module 'langmem_layers.testing' has no attribute {name!r}")
