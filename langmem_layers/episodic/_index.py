@@ -12,6 +12,9 @@ from langmem_layers.episodic._text import BM25Index, format_datetime, mentions_t
 
 __all__ = ["UserIndex", "lexical_text"]
 
+#: Speaker labels that are roles, not people: a query saying "user" is not about a person.
+_ROLE_LABELS = frozenset({"user", "assistant", "human", "ai", "system", "tool", "function"})
+
 
 def lexical_text(document: str, metadata: dict[str, Any]) -> str:
     """The text the lexical index sees: the session date and time, then the stored text.
@@ -53,7 +56,10 @@ class UserIndex:
     """Everything one user's recall needs, kept in memory.
 
     Positions are insertion order. Turns of one episode are appended together,
-    so a turn's neighbours are found through ``prev``/``next`` columns.
+    so a turn's neighbours are found through ``prev``/``next`` columns; the
+    ``episode`` column numbers each record's episode (``0..n_episodes-1``) for
+    session-level scoring; the ``speaker`` column numbers the named speaker of a
+    turn in ``speakers`` (lower-case), -1 for episodes and role labels.
     """
 
     def __init__(self, dim: int) -> None:
@@ -71,6 +77,11 @@ class UserIndex:
         self.has_time = _Column(np.float32)
         self.prev = _Column(np.int64)
         self.next = _Column(np.int64)
+        self.episode = _Column(np.int64)
+        self._episode_codes: dict[str, int] = {}
+        self.speaker = _Column(np.int64)
+        self.speakers: list[str] = []
+        self._speaker_codes: dict[str, int] = {}
         self._last_turn: dict[tuple[str, int], int] = {}
         self._ivf: IVFIndex | None = None
 
@@ -83,6 +94,11 @@ class UserIndex:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def n_episodes(self) -> int:
+        """How many distinct episodes the records belong to."""
+        return len(self._episode_codes)
 
     @property
     def vectors(self) -> np.ndarray:
@@ -109,8 +125,14 @@ class UserIndex:
         if self._ivf is not None:
             self._ivf.add(self._vectors[start:need], start)
         prevs: list[int] = []
+        groups: list[int] = []
+        speakers: list[int] = []
         for offset, (rid, meta) in enumerate(zip(ids, metadatas, strict=True)):
             self.pos[rid] = start + offset
+            # A record without an episode id is a group of its own.
+            group = str(meta.get("episode_id") or f"record:{rid}")
+            groups.append(self._episode_codes.setdefault(group, len(self._episode_codes)))
+            speakers.append(self._speaker_code(meta))
             prev = -1
             if meta.get("kind") == "turn":
                 ti = int(meta.get("turn_index", -1))
@@ -131,10 +153,22 @@ class UserIndex:
         self.has_time.extend([float(mentions_time(d)) for d in documents])
         self.prev.extend(prevs)
         self.next.extend([-1] * n)
+        self.episode.extend(groups)
+        self.speaker.extend(speakers)
         nxt = self.next.view
         for offset, p in enumerate(prevs):
             if p >= 0:
                 nxt[p] = start + offset
+
+    def _speaker_code(self, meta: dict[str, Any]) -> int:
+        name = str(meta.get("speaker") or "").strip().lower() if meta.get("kind") == "turn" else ""
+        if not name or name in _ROLE_LABELS:
+            return -1
+        code = self._speaker_codes.get(name)
+        if code is None:
+            code = self._speaker_codes[name] = len(self.speakers)
+            self.speakers.append(name)
+        return code
 
     def touch(self, positions: Sequence[int], now: float) -> None:
         """Record an access in the in-memory columns and metadata."""

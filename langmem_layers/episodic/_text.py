@@ -15,6 +15,7 @@ __all__ = [
     "format_date",
     "format_datetime",
     "mentions_time",
+    "names_in",
     "tokenize",
 ]
 
@@ -53,6 +54,30 @@ def asks_when(query: str) -> bool:
 
     """
     return bool(_WHEN.search(query))
+
+
+def names_in(query: str, names: Sequence[str]) -> list[int]:
+    """Positions of the ``names`` (lower-case) that ``query`` mentions as whole words.
+
+    A name with CJK characters matches as a substring (Chinese has no word
+    boundaries); names shorter than two characters never match.
+
+    Example:
+        >>> from langmem_layers.episodic._text import names_in
+        >>> names_in("What did Caroline paint?", ["melanie", "caroline", "carol"])
+        [1]
+        >>> names_in("李雷去了哪里", ["李雷", "韩梅梅"])
+        [0]
+
+    """
+    text = query.lower()
+    out = []
+    for i, name in enumerate(names):
+        if len(name) < 2 or name not in text:
+            continue
+        if _CJK.search(name) or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+            out.append(i)
+    return out
 
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")

@@ -5,16 +5,33 @@ Scoring, per stored record of the user:
 1. ``relevance = lexical_weight * bm25 / max(bm25) + dense_weight * minmax(cosine)``;
 2. time intent: when the query asks "when ...", records that mention a time
    expression get ``time_weight`` more;
-3. neighbour context: a turn also gets ``neighbor_weight * max(relevance of the
+3. session context: every record gets ``session_weight * s``, where ``s`` is the
+   best relevance among the candidate records of its episode, min-max scaled
+   over the episodes (a conversation session stays on a few topics, so the
+   session that holds the best match likely holds the rest of the answer;
+   the passage-retrieval idea of mixing document and passage scores);
+4. neighbour context: a turn also gets ``neighbor_weight * max(relevance of the
    previous and next turn of the same episode)`` (an answer often only makes
    sense with its question);
-4. ``score = relevance_weight * relevance + recency_weight * 0.5 ** (age / half_life)
+5. named speaker: when the query names a speaker of the stored turns
+   ("What did Caroline paint?"), that speaker's turns get ``speaker_weight``
+   (a question about a person is mostly answered by their own words; role
+   labels such as "user" and "assistant" are not names);
+6. ``score = relevance_weight * relevance + recency_weight * 0.5 ** (age / half_life)
    + importance_weight * importance``, where the age counts from the last access
    (or the creation).
 
 The lexical side indexes the text with its speaker and the session date; the
 defaults were chosen on the LoCoMo dev split (see ``python -m langmem_layers.bench
-locomo``).
+locomo``). Measured there (turn R@10, cached-embedding replay of the benchmark):
+neighbour context +0.059; session context 0.744 -> 0.770 at ``session_weight``
+0.3 (0.2-0.4 within 0.006 of it; no conversation got worse, multi-hop questions
+-0.003). Pseudo-relevance feedback (Rocchio on the query vector: -0.01; top-hit
+terms added to the BM25 query: +-0.005) and rank fusion (RRF: -0.03 to -0.06,
+z-score fusion: -0.008) did not help and are not used. Named speaker, on top
+of session context: 0.770 -> 0.791 at ``speaker_weight`` 0.2 (0.15-0.3 within
+0.003; every conversation gained, multi-hop +0.048); it matters for logs with
+named people and is inert for plain user/assistant chats.
 """
 
 from __future__ import annotations
@@ -36,7 +53,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from langmem_layers.episodic._index import UserIndex
-from langmem_layers.episodic._text import asks_when, tokenize
+from langmem_layers.episodic._text import asks_when, names_in, tokenize
 from langmem_layers.episodic.store import EpisodeStore, _require_user
 from langmem_layers.errors import ConfigurationError
 
@@ -66,6 +83,45 @@ def _minmax(x: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     if hi - lo < 1e-9:
         return np.zeros_like(x)
     return (x - lo) / (hi - lo)
+
+
+def session_context(
+    relevance: np.ndarray, episode: np.ndarray, n_episodes: int, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """Per record, the best relevance in its episode, min-max scaled over episodes.
+
+    Only records inside ``mask`` (when given) count; episodes without such a
+    record score 0, and so does every record when all episodes tie.
+
+    Args:
+        relevance: relevance of every record (1-d).
+        episode: episode number ``0..n_episodes-1`` of every record.
+        n_episodes: number of episodes.
+        mask: the candidate records, or ``None`` for all.
+
+    Returns:
+        A float32 array like ``relevance`` with values in ``[0, 1]``.
+
+    Example:
+        >>> import numpy as np
+        >>> from langmem_layers.episodic.retriever import session_context
+        >>> rel = np.array([0.9, 0.1, 0.4, 0.2, 0.0], dtype=np.float32)
+        >>> [round(float(v), 2) for v in session_context(rel, np.array([0, 0, 1, 1, 2]), 3)]
+        [1.0, 1.0, 0.44, 0.44, 0.0]
+
+    """
+    vals = relevance if mask is None else np.where(mask, relevance, -np.inf)
+    best = np.full(max(n_episodes, 1), -np.inf, dtype=np.float32)
+    np.maximum.at(best, episode, vals.astype(np.float32, copy=False))
+    seen = np.isfinite(best)
+    out = np.zeros(len(relevance), dtype=np.float32)
+    if not seen.any():
+        return out
+    lo, hi = float(best[seen].min()), float(best[seen].max())
+    if hi - lo < 1e-9:
+        return out
+    scaled = np.where(seen, (best - lo) / (hi - lo), 0.0).astype(np.float32)
+    return scaled[episode]
 
 
 class EpisodicRetriever(BaseRetriever):
@@ -111,6 +167,8 @@ class EpisodicRetriever(BaseRetriever):
     lexical_weight: float = 0.45
     dense_weight: float = 0.55
     neighbor_weight: float = 0.5
+    session_weight: float = 0.3
+    speaker_weight: float = 0.2
     time_weight: float = 0.2
     relevance_weight: float = 1.0
     recency_weight: float = 0.02
@@ -182,10 +240,18 @@ class EpisodicRetriever(BaseRetriever):
         rel = self.lexical_weight * lex_n + self.dense_weight * _minmax(dense, mask)
         if self.time_weight and asks_when(query):
             rel = rel + self.time_weight * idx.has_time.view
+        if self.session_weight:
+            rel = rel + self.session_weight * session_context(
+                rel, idx.episode.view, idx.n_episodes, mask
+            )
         if self.neighbor_weight:
             ext = np.append(rel, np.float32(0.0))
             neigh = np.maximum(ext[idx.prev.view], ext[idx.next.view])
             rel = rel + self.neighbor_weight * neigh
+        if self.speaker_weight and idx.speakers:
+            named = names_in(query, idx.speakers)
+            if named:
+                rel = rel + self.speaker_weight * np.isin(idx.speaker.view, named)
         age_days = np.maximum(now - np.maximum(idx.accessed.view, idx.created.view), 0) / 86400
         recency = np.power(0.5, age_days / max(self.half_life_days, 1e-6))
         score = (

@@ -296,3 +296,94 @@ def test_ann_path_above_exact_limit_matches_exact(store: EpisodeStore) -> None:
     assert [d.id for d in ann.invoke(q)] == [d.id for d in exact.invoke(q)]
     turns = ann.invoke(q, kinds=("turn",))
     assert turns[0].page_content == "user: note 7 about item7 and misc"
+
+
+def test_session_context_lifts_turns_of_the_best_session(store: EpisodeStore) -> None:
+    store.archive(
+        "ada",
+        "garden",
+        [
+            HumanMessage("garden tomatoes basil harvest today"),
+            HumanMessage("the weather was grey"),
+            HumanMessage("I dried the basil afterwards"),
+        ],
+    )
+    store.archive("ada", "pizza", [HumanMessage("tomatoes and basil on a pizza")])
+    store.archive("ada", "train", [HumanMessage("the train was late again")])
+    common: dict[str, Any] = dict(
+        store=store,
+        user_id="ada",
+        k=5,
+        kinds=("turn",),
+        dense_weight=0.0,
+        neighbor_weight=0.0,
+        update_access=False,
+    )
+    query = "garden tomatoes basil"
+    off = [d.page_content for d in EpisodicRetriever(**common, session_weight=0.0).invoke(query)]
+    on = [d.page_content for d in EpisodicRetriever(**common, session_weight=1.0).invoke(query)]
+    dried, pizza = "user: I dried the basil afterwards", "user: tomatoes and basil on a pizza"
+    assert off[0] == on[0] == "user: garden tomatoes basil harvest today"
+    assert off.index(pizza) < off.index(dried)  # lexically the pizza turn is closer
+    assert on.index(dried) < on.index(pizza)  # but the garden session holds the best match
+
+
+def test_session_context_only_counts_candidate_records() -> None:
+    import numpy as np
+
+    from langmem_layers.episodic.retriever import session_context
+
+    rel = np.array([0.9, 0.1, 0.4, 0.2], dtype=np.float32)
+    episode = np.array([0, 0, 1, 1])
+    mask = np.array([False, True, True, True])
+    got = session_context(rel, episode, 2, mask)
+    # episode 0's best candidate is 0.1 (0.9 is filtered out), so episode 1 leads
+    assert got.tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert not session_context(rel, episode, 2, np.zeros(4, dtype=bool)).any()
+    assert not session_context(np.ones(4, dtype=np.float32), episode, 2).any()
+
+
+def test_named_speaker_gets_a_bonus(store: EpisodeStore) -> None:
+    store.archive(
+        "ada",
+        "chat",
+        [
+            HumanMessage("Painting calms me down", name="Caroline"),
+            HumanMessage("I love to paint on weekends", name="Melanie"),
+        ],
+    )
+    store.archive(
+        "ada",
+        "support",
+        [HumanMessage("my screen is blank"), AIMessage("the screen cable is loose")],
+    )
+    common: dict[str, Any] = dict(
+        store=store,
+        user_id="ada",
+        k=2,
+        kinds=("turn",),
+        dense_weight=0.0,
+        neighbor_weight=0.0,
+        session_weight=0.0,
+        update_access=False,
+    )
+    query = "What does Caroline love to paint on weekends?"
+    off = EpisodicRetriever(**common, speaker_weight=0.0).invoke(query)[0]
+    on = EpisodicRetriever(**common, speaker_weight=1.0).invoke(query)[0]
+    assert off.metadata["speaker"] == "Melanie"  # more words in common
+    assert on.metadata["speaker"] == "Caroline"  # but the question is about Caroline
+    # role labels are not names: "user" in a query does not favour the user's turns
+    q2 = "which user screen cable"
+    plain = EpisodicRetriever(**common, speaker_weight=0.0).invoke(q2)
+    named = EpisodicRetriever(**common, speaker_weight=1.0).invoke(q2)
+    assert [d.id for d in named] == [d.id for d in plain]
+    assert plain[0].page_content == "assistant: the screen cable is loose"
+
+
+def test_names_in_matches_whole_names() -> None:
+    from langmem_layers.episodic._text import names_in
+
+    assert names_in("When did Jon visit Paris?", ["jon", "john", "paris"]) == [0, 2]
+    assert names_in("Johnny's car", ["john"]) == []
+    assert names_in("What did jon's sister say?", ["jon"]) == [0]
+    assert names_in("王芳喜欢什么", ["王芳", "王"]) == [0]
