@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -356,8 +356,13 @@ class EpisodicRetriever(BaseRetriever):
             )
         return {**self.filters, **kwargs}
 
+    def _user(self, opts: Mapping[str, Any]) -> str:
+        # an explicit per-call user id wins, even an empty one (which is an error):
+        # never fall back silently to the bound user
+        return _require_user(opts["user_id"] if "user_id" in opts else self.user_id)
+
     def _run(self, query: str, qvec: Sequence[float], opts: dict[str, Any]) -> list[Document]:
-        uid = _require_user(opts.get("user_id") or self.user_id)
+        uid = self._user(opts)
         now = time.time()
         idx = self.store._index(uid)
         docs = self._rank(idx, query, np.asarray(qvec, dtype=np.float32), opts, now)
@@ -369,7 +374,7 @@ class EpisodicRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         opts = self._options(kwargs)
-        _require_user(opts.get("user_id") or self.user_id)
+        self._user(opts)
         qvec = self.store.embeddings.embed_query(query)
         return self._run(query, qvec, opts)
 
@@ -377,7 +382,7 @@ class EpisodicRetriever(BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         opts = self._options(kwargs)
-        _require_user(opts.get("user_id") or self.user_id)
+        self._user(opts)
         qvec = await self.store.embeddings.aembed_query(query)
         return await asyncio.to_thread(self._run, query, qvec, opts)
 

@@ -387,3 +387,18 @@ def test_names_in_matches_whole_names() -> None:
     assert names_in("Johnny's car", ["john"]) == []
     assert names_in("What did jon's sister say?", ["jon"]) == [0]
     assert names_in("王芳喜欢什么", ["王芳", "王"]) == [0]
+
+
+def test_explicit_empty_user_id_per_call_is_an_error_not_a_fallback(fake_embeddings, tmp_path):
+    from langchain_core.messages import HumanMessage
+
+    from langmem_layers import EpisodeStore, EpisodicRetriever, MissingUserIdError
+
+    store = EpisodeStore(storage=tmp_path / "s", embeddings=fake_embeddings)
+    store.archive("ada", "t1", [HumanMessage("I keep bees in the garden")])
+    retriever = EpisodicRetriever(store=store, user_id="ada", k=1)
+    assert retriever.invoke("bees")
+    with pytest.raises(MissingUserIdError):
+        retriever.invoke("bees", user_id="")
+    with pytest.raises(MissingUserIdError):
+        retriever.invoke("bees", user_id=None)
