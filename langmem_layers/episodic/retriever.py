@@ -359,7 +359,7 @@ class EpisodicRetriever(BaseRetriever):
     def _user(self, opts: Mapping[str, Any]) -> str:
         # an explicit per-call user id wins, even an empty one (which is an error):
         # never fall back silently to the bound user
-        return _require_user(opts["user_id"] if "user_id" in opts else self.user_id)
+        return _require_user(opts.get("user_id", self.user_id))
 
     def _run(self, query: str, qvec: Sequence[float], opts: dict[str, Any]) -> list[Document]:
         uid = self._user(opts)
