@@ -38,7 +38,7 @@ unit: $(VENV)/.dev
 
 doctest: $(VENV)/.dev
 	$(BIN)/pytest --doctest-modules langmem_layers --disable-socket --allow-unix-socket -q \
-	  --ignore=langmem_layers/testing/fixtures.py
+	  --ignore=langmem_layers/testing/fixtures.py --ignore=langmem_layers/studio.py
 
 integration: $(VENV)/.dev
 	$(BIN)/pytest tests/integration_tests -q
