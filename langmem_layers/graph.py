@@ -124,6 +124,57 @@ def _fit_items(items: Sequence[Mapping[str, Any]], max_tokens: int, counter: Tok
     return render_recalled(chosen)
 
 
+def update_long_term(
+    messages: Sequence[BaseMessage],
+    ident: Any,
+    *,
+    updater: ProfileUpdater,
+    episodes: EpisodeStore,
+    policy: WritePolicy,
+    store: Any = None,
+) -> None:
+    """After a turn: extract the profile if due; archive on "remember this" or a decision.
+
+    Shared by the reference graph's ``update_memory`` node and :class:`MemoryMiddleware`.
+    """
+    updater.maybe_update(messages, user_id=ident.user_id, thread_id=ident.thread_id, store=store)
+    reason = WritePolicy.trigger(messages)
+    if reason is not None and ident.thread_id:
+        end_session(
+            episodes,
+            messages,
+            user_id=ident.user_id,
+            session_id=ident.thread_id,
+            reason=reason,
+            policy=policy,
+        )
+
+
+async def aupdate_long_term(
+    messages: Sequence[BaseMessage],
+    ident: Any,
+    *,
+    updater: ProfileUpdater,
+    episodes: EpisodeStore,
+    policy: WritePolicy,
+    store: Any = None,
+) -> None:
+    """Async :func:`update_long_term`."""
+    await updater.amaybe_update(
+        messages, user_id=ident.user_id, thread_id=ident.thread_id, store=store
+    )
+    reason = WritePolicy.trigger(messages)
+    if reason is not None and ident.thread_id:
+        await aend_session(
+            episodes,
+            messages,
+            user_id=ident.user_id,
+            session_id=ident.thread_id,
+            reason=reason,
+            policy=policy,
+        )
+
+
 def compose_prompt(
     state: Mapping[str, Any],
     *,
@@ -365,39 +416,25 @@ def create_memory_graph_builder(
         return {"messages": [reply], "memory_report": dict(report.used)}
 
     def update_memory(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        ident = _identity(config)
-        messages = list(state.get("messages") or [])
-        updater.maybe_update(
-            messages, user_id=ident.user_id, thread_id=ident.thread_id, store=profile_store.store
+        update_long_term(
+            list(state.get("messages") or []),
+            _identity(config),
+            updater=updater,
+            episodes=episode_store,
+            policy=policy,
+            store=profile_store.store,
         )
-        reason = WritePolicy.trigger(messages)
-        if reason is not None and ident.thread_id:
-            end_session(
-                episode_store,
-                messages,
-                user_id=ident.user_id,
-                session_id=ident.thread_id,
-                reason=reason,
-                policy=policy,
-            )
         return dict(window.invoke(state, config))
 
     async def aupdate_memory(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        ident = _identity(config)
-        messages = list(state.get("messages") or [])
-        await updater.amaybe_update(
-            messages, user_id=ident.user_id, thread_id=ident.thread_id, store=profile_store.store
+        await aupdate_long_term(
+            list(state.get("messages") or []),
+            _identity(config),
+            updater=updater,
+            episodes=episode_store,
+            policy=policy,
+            store=profile_store.store,
         )
-        reason = WritePolicy.trigger(messages)
-        if reason is not None and ident.thread_id:
-            await aend_session(
-                episode_store,
-                messages,
-                user_id=ident.user_id,
-                session_id=ident.thread_id,
-                reason=reason,
-                policy=policy,
-            )
         return dict(await window.ainvoke(state, config))
 
     def route(state: Mapping[str, Any]) -> str:

@@ -29,15 +29,8 @@ from langgraph.runtime import Runtime
 
 from langmem_layers.context import resolve_identity
 from langmem_layers.defaults import Storage
-from langmem_layers.episodic import (
-    EpisodeStore,
-    RecalledItem,
-    WritePolicy,
-    aend_session,
-    end_session,
-    make_recall_node,
-)
-from langmem_layers.graph import compose_prompt
+from langmem_layers.episodic import EpisodeStore, RecalledItem, WritePolicy, make_recall_node
+from langmem_layers.graph import aupdate_long_term, compose_prompt, update_long_term
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
 from langmem_layers.semantic import ProfileStore, ProfileUpdater, render_profile
 from langmem_layers.tokens import TokenCounter
@@ -232,36 +225,24 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
 
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Extract the profile every N turns; archive on "remember this" / decisions."""
-        ident = resolve_identity(runtime=runtime, config=self._config())
-        messages = list(_messages(state))
-        self.updater.maybe_update(messages, user_id=ident.user_id, thread_id=ident.thread_id)
-        reason = WritePolicy.trigger(messages)
-        if reason is not None and ident.thread_id:
-            end_session(
-                self.episodes,
-                messages,
-                user_id=ident.user_id,
-                session_id=ident.thread_id,
-                reason=reason,
-                policy=self.policy,
-            )
+        update_long_term(
+            _messages(state),
+            resolve_identity(runtime=runtime, config=self._config()),
+            updater=self.updater,
+            episodes=self.episodes,
+            policy=self.policy,
+        )
         return None
 
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Async :meth:`after_agent`."""
-        ident = resolve_identity(runtime=runtime, config=self._config())
-        messages = list(_messages(state))
-        await self.updater.amaybe_update(messages, user_id=ident.user_id, thread_id=ident.thread_id)
-        reason = WritePolicy.trigger(messages)
-        if reason is not None and ident.thread_id:
-            await aend_session(
-                self.episodes,
-                messages,
-                user_id=ident.user_id,
-                session_id=ident.thread_id,
-                reason=reason,
-                policy=self.policy,
-            )
+        await aupdate_long_term(
+            _messages(state),
+            resolve_identity(runtime=runtime, config=self._config()),
+            updater=self.updater,
+            episodes=self.episodes,
+            policy=self.policy,
+        )
         return None
 
 
