@@ -14,6 +14,7 @@ __all__ = [
     "Session",
     "Turn",
     "default_data_dir",
+    "load_conversation",
     "load_conversations",
     "parse_locomo_date",
 ]
@@ -23,13 +24,16 @@ __all__ = [
 class Turn:
     dia_id: str
     speaker: str
-    text: str
+    text: str  # what was said, with the photo caption appended as the episodic bench indexes it
+    said: str = ""  # what was said, alone
+    caption: str = ""  # the caption of a shared photo, if any
 
 
 @dataclass(slots=True)
 class Session:
     number: int
     timestamp: float
+    date_text: str = ""
     turns: list[Turn] = field(default_factory=list)
 
 
@@ -73,31 +77,34 @@ def parse_locomo_date(text: str) -> float:
     return dt.replace(hour=h, minute=int(minute), tzinfo=UTC).timestamp()
 
 
+def load_conversation(path: Path) -> Conversation:
+    """One ``<id>.json`` conversation (questions of categories 1-4 with evidence)."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    sessions = []
+    n = 1
+    while f"session_{n}" in raw:
+        date_text = str(raw.get(f"session_{n}_date_time", ""))
+        sess = Session(n, parse_locomo_date(date_text), date_text)
+        for t in raw[f"session_{n}"]:
+            said = str(t.get("text", ""))
+            caption = str(t.get("blip_caption") or "")
+            text = said + (f" [shares a photo: {caption}]" if caption else "")
+            sess.turns.append(Turn(str(t["dia_id"]), str(t["speaker"]), text, said, caption))
+        sessions.append(sess)
+        n += 1
+    questions = [
+        Question(str(q["question"]), [str(e) for e in q["evidence"]], int(q["category"]))
+        for q in raw.get("qa", [])
+        if q.get("category") in (1, 2, 3, 4) and q.get("evidence")
+    ]
+    return Conversation(path.stem, sessions, questions)
+
+
 def load_conversations(data_dir: Path) -> list[Conversation]:
-    """Every ``*.json`` conversation in ``data_dir`` (questions of categories 1-4 with evidence)."""
+    """Every ``*.json`` conversation in ``data_dir``, sorted by name."""
     files = sorted(data_dir.glob("*.json"))
     if not files:
         raise FileNotFoundError(
             f"no LoCoMo *.json files in {data_dir}; pass --data DIR (see its README.md)"
         )
-    out = []
-    for path in files:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        sessions = []
-        n = 1
-        while f"session_{n}" in raw:
-            sess = Session(n, parse_locomo_date(raw.get(f"session_{n}_date_time", "")))
-            for t in raw[f"session_{n}"]:
-                text = str(t.get("text", ""))
-                if t.get("blip_caption"):
-                    text += f" [shares a photo: {t['blip_caption']}]"
-                sess.turns.append(Turn(str(t["dia_id"]), str(t["speaker"]), text))
-            sessions.append(sess)
-            n += 1
-        questions = [
-            Question(str(q["question"]), [str(e) for e in q["evidence"]], int(q["category"]))
-            for q in raw.get("qa", [])
-            if q.get("category") in (1, 2, 3, 4) and q.get("evidence")
-        ]
-        out.append(Conversation(path.stem, sessions, questions))
-    return out
+    return [load_conversation(path) for path in files]

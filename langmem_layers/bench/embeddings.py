@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langmem_layers.bench import _locomo_data as _locomo
+
 __all__ = [
     "CANDIDATES",
     "CandidateResult",
@@ -68,7 +70,6 @@ __all__ = [
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "locomo-dev"
 KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4)
-_SESSION = re.compile(r"session_(\d+)")
 
 
 # --------------------------------------------------------------------------- data
@@ -120,7 +121,7 @@ def _clean_evidence(raw: Iterable[Any]) -> tuple[str, ...]:
 
 
 def load_conversation(path: Path) -> Conversation:
-    """Read one LoCoMo conversation file (format in the data README).
+    """Read one LoCoMo conversation file (parsed by the shared LoCoMo loader).
 
     Example:
         >>> import json, tempfile, pathlib
@@ -136,25 +137,18 @@ def load_conversation(path: Path) -> Conversation:
         (['[8 May] A: hi'], 1)
 
     """
-    data = json.loads(path.read_text(encoding="utf-8"))
-    sessions = sorted(
-        (int(m.group(1)), key)
-        for key in data
-        if (m := _SESSION.fullmatch(key)) and isinstance(data[key], list)
-    )
+    conv = _locomo.load_conversation(path)
     turn_ids: list[str] = []
     texts: list[str] = []
-    for number, key in sessions:
-        date = str(data.get(f"session_{number}_date_time", ""))
-        for turn in data[key]:
-            turn_ids.append(str(turn["dia_id"]))
-            texts.append(turn_text(turn, date))
+    for session in conv.sessions:
+        for t in session.turns:
+            turn_ids.append(t.dia_id)
+            raw = {"speaker": t.speaker, "text": t.said, "blip_caption": t.caption}
+            texts.append(turn_text(raw, session.date_text))
     questions = [
-        Question(str(qa["question"]), _clean_evidence(qa["evidence"]), int(qa["category"]))
-        for qa in data.get("qa", [])
-        if int(qa.get("category", 0)) in CATEGORIES and qa.get("evidence")
+        Question(q.question, _clean_evidence(q.evidence), q.category) for q in conv.questions
     ]
-    return Conversation(path.stem, turn_ids, texts, questions)
+    return Conversation(conv.id, turn_ids, texts, questions)
 
 
 def load_locomo(data_dir: Path) -> list[Conversation]:
