@@ -64,6 +64,27 @@ class Identity:
     agent_id: str | None = None
 
 
+def current_runtime() -> Any:
+    """The LangGraph ``Runtime`` of the run this code executes in, else ``None``.
+
+    Uses the public ``langgraph.runtime.get_runtime`` (never private config keys),
+    so it works in nodes, middleware hooks, tools and worker threads started
+    from them (``asyncio.to_thread`` copies the run's context).
+
+    Example:
+        >>> from langmem_layers.context import current_runtime
+        >>> current_runtime() is None  # outside a graph run
+        True
+
+    """
+    try:
+        from langgraph.runtime import get_runtime
+
+        return get_runtime()
+    except (RuntimeError, KeyError, AttributeError):
+        return None
+
+
 def _lookup(source: Any, key: str) -> Any:
     if source is None:
         return None
