@@ -28,12 +28,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from langmem_layers._budget import BudgetReport, Section, fill_budget
-from langmem_layers.context import MemoryContext, resolve_identity
+from langmem_layers._steps import Call, Core, invoke, node, twin
+from langmem_layers.context import Identity, MemoryContext, current_runtime, resolve_identity
 from langmem_layers.defaults import Storage
 from langmem_layers.episodic import (
     EpisodeStore,
@@ -45,7 +45,7 @@ from langmem_layers.episodic import (
     render_recalled,
 )
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
+from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware, render_tips
 from langmem_layers.semantic import ProfileStore, ProfileUpdater, render_profile
 from langmem_layers.tokens import TokenCounter
 from langmem_layers.working import (
@@ -124,54 +124,40 @@ def _fit_items(items: Sequence[Mapping[str, Any]], max_tokens: int, counter: Tok
     return render_recalled(chosen)
 
 
-def update_long_term(
+def after_turn(
     messages: Sequence[BaseMessage],
-    ident: Any,
+    ident: Identity,
     *,
     updater: ProfileUpdater,
     episodes: EpisodeStore,
     policy: WritePolicy,
     store: Any = None,
-) -> None:
+) -> Core[None]:
     """After a turn: extract the profile if due; archive on "remember this" or a decision.
 
-    Shared by the reference graph's ``update_memory`` node and :class:`MemoryMiddleware`.
+    One core (run it with ``run``/``arun``) shared by the reference graph's
+    ``update_memory`` node and :class:`~langmem_layers.MemoryMiddleware`.
     """
-    updater.maybe_update(messages, user_id=ident.user_id, thread_id=ident.thread_id, store=store)
-    reason = WritePolicy.trigger(messages)
-    if reason is not None and ident.thread_id:
-        end_session(
-            episodes,
-            messages,
-            user_id=ident.user_id,
-            session_id=ident.thread_id,
-            reason=reason,
-            policy=policy,
-        )
-
-
-async def aupdate_long_term(
-    messages: Sequence[BaseMessage],
-    ident: Any,
-    *,
-    updater: ProfileUpdater,
-    episodes: EpisodeStore,
-    policy: WritePolicy,
-    store: Any = None,
-) -> None:
-    """Async :func:`update_long_term`."""
-    await updater.amaybe_update(
-        messages, user_id=ident.user_id, thread_id=ident.thread_id, store=store
+    yield twin(
+        updater,
+        "maybe_update",
+        messages,
+        user_id=ident.user_id,
+        thread_id=ident.thread_id,
+        store=store,
     )
     reason = WritePolicy.trigger(messages)
     if reason is not None and ident.thread_id:
-        await aend_session(
-            episodes,
-            messages,
-            user_id=ident.user_id,
-            session_id=ident.thread_id,
-            reason=reason,
-            policy=policy,
+        yield Call(
+            end_session,
+            aend_session,
+            (episodes, messages),
+            {
+                "user_id": ident.user_id,
+                "session_id": ident.thread_id,
+                "reason": reason,
+                "policy": policy,
+            },
         )
 
 
@@ -242,12 +228,37 @@ def compose_prompt(
     return [SystemMessage("\n\n".join(p for p in parts if p)), *messages], report
 
 
-def _runtime(config: Mapping[str, Any] | None) -> Any:
-    return ((config or {}).get("configurable") or {}).get("__pregel_runtime")
+def _identity(config: RunnableConfig) -> Identity:
+    return resolve_identity(runtime=current_runtime(), config=config)
 
 
-def _identity(config: RunnableConfig) -> Any:
-    return resolve_identity(runtime=_runtime(config), config=config)
+def memory_sections(
+    profiles: ProfileStore,
+    procedural: ProceduralMemory,
+    tools: Sequence[Any],
+    user_id: str,
+    *,
+    counter: TokenCounter,
+    store: Any = None,
+) -> Core[tuple[Callable[[int], str], Callable[[int], str]]]:
+    """Load the profile and tool tips once; return renderers for a token allowance.
+
+    Shared by the reference graph's ``agent`` node and ``MemoryMiddleware``.
+    """
+    profile = yield twin(profiles, "get", user_id)
+    tips: list[Any] = []
+    if tools:
+        tips = yield twin(procedural, "tool_tips", list(tools), user_id=user_id, store=store)
+
+    def profile_text(n: int) -> str:
+        return render_profile(profile, max_tokens=n, counter=counter)
+
+    def tips_text(n: int) -> str:
+        if not tips or n <= 0:
+            return ""
+        return render_tips(tips, max_tokens=n, counter=procedural.counter)
+
+    return profile_text, tips_text
 
 
 def create_memory_graph_builder(
@@ -361,35 +372,22 @@ def create_memory_graph_builder(
     hooks = ProceduralMiddleware(proc, inject_tips=False)
     bound = model.bind_tools(tool_list) if tool_list else model
 
-    def load_memory(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def load_memory(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
         ident = _identity(config)
-        out: dict[str, Any] = dict(recall.invoke(state, config))
+        out: dict[str, Any] = dict((yield invoke(recall, state, config)))
         out["user_id"] = ident.user_id
         return out
 
-    async def aload_memory(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        ident = _identity(config)
-        out: dict[str, Any] = dict(await recall.ainvoke(state, config))
-        out["user_id"] = ident.user_id
-        return out
-
-    def _renderers(user_id: str, config: RunnableConfig) -> tuple[Any, Any]:
-        store = profile_store.store
-        profile = profile_store.get(user_id)
-
-        def profile_text(n: int) -> str:
-            return render_profile(profile, max_tokens=n, counter=counter)
-
-        def tips_text(n: int) -> str:
-            if not tool_list or n <= 0:
-                return ""
-            return proc.render_tips(tool_list, max_tokens=n, user_id=user_id, store=store)
-
-        return profile_text, tips_text
-
-    def agent(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def agent(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
         user_id = _identity(config).user_id
-        profile_text, tips_text = _renderers(user_id, config)
+        profile_text, tips_text = yield from memory_sections(
+            profile_store,
+            proc,
+            tool_list,
+            user_id,
+            counter=counter,
+            store=profile_store.store,
+        )
         prompt, report = compose_prompt(
             state,
             system_prompt=system_prompt,
@@ -398,25 +396,11 @@ def create_memory_graph_builder(
             profile_text=profile_text,
             tips_text=tips_text,
         )
-        reply = bound.invoke(prompt, config)
+        reply = yield invoke(bound, prompt, config)
         return {"messages": [reply], "memory_report": dict(report.used)}
 
-    async def aagent(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        user_id = _identity(config).user_id
-        profile_text, tips_text = _renderers(user_id, config)
-        prompt, report = compose_prompt(
-            state,
-            system_prompt=system_prompt,
-            budget_tokens=budget_tokens,
-            counter=counter,
-            profile_text=profile_text,
-            tips_text=tips_text,
-        )
-        reply = await bound.ainvoke(prompt, config)
-        return {"messages": [reply], "memory_report": dict(report.used)}
-
-    def update_memory(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        update_long_term(
+    def update_memory(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
+        yield from after_turn(
             list(state.get("messages") or []),
             _identity(config),
             updater=updater,
@@ -424,18 +408,7 @@ def create_memory_graph_builder(
             policy=policy,
             store=profile_store.store,
         )
-        return dict(window.invoke(state, config))
-
-    async def aupdate_memory(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        await aupdate_long_term(
-            list(state.get("messages") or []),
-            _identity(config),
-            updater=updater,
-            episodes=episode_store,
-            policy=policy,
-            store=profile_store.store,
-        )
-        return dict(await window.ainvoke(state, config))
+        return dict((yield invoke(window, state, config)))
 
     def route(state: Mapping[str, Any]) -> str:
         messages: list[AnyMessage] = list(state.get("messages") or [])
@@ -445,8 +418,8 @@ def create_memory_graph_builder(
         return "update_memory"
 
     builder = StateGraph(MemoryGraphState, context_schema=MemoryContext)
-    builder.add_node("load_memory", RunnableCallable(load_memory, aload_memory))
-    builder.add_node("agent", RunnableCallable(agent, aagent))
+    builder.add_node("load_memory", node(load_memory, name="load_memory"))
+    builder.add_node("agent", node(agent, name="agent"))
     if tool_list:
         builder.add_node(
             "tools",
@@ -458,7 +431,7 @@ def create_memory_graph_builder(
             ),
         )
         builder.add_edge("tools", "agent")
-    builder.add_node("update_memory", RunnableCallable(update_memory, aupdate_memory))
+    builder.add_node("update_memory", node(update_memory, name="update_memory"))
     builder.add_edge(START, "load_memory")
     builder.add_edge("load_memory", "agent")
     builder.add_conditional_edges(

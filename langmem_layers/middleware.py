@@ -27,12 +27,13 @@ from langchain.agents.middleware.types import ModelResponse
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import resolve_identity
 from langmem_layers.defaults import Storage
 from langmem_layers.episodic import EpisodeStore, RecalledItem, WritePolicy, make_recall_node
-from langmem_layers.graph import aupdate_long_term, compose_prompt, update_long_term
+from langmem_layers.graph import after_turn, compose_prompt, memory_sections
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
-from langmem_layers.semantic import ProfileStore, ProfileUpdater, render_profile
+from langmem_layers.semantic import ProfileStore, ProfileUpdater
 from langmem_layers.tokens import TokenCounter
 from langmem_layers.working import create_window_node
 
@@ -161,19 +162,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
     def _user(self, runtime: Any) -> Any:
         return resolve_identity(runtime=runtime, config=self._config())
 
-    def _request(self, request: ModelRequest) -> ModelRequest:
+    def _request(self, request: ModelRequest) -> Core[ModelRequest]:
         user_id = self._user(request.runtime).user_id
-        profile = self.profiles.get(user_id)
         names = [getattr(t, "name", None) or t.get("name", "") for t in request.tools]  # type: ignore[union-attr]
-
-        def profile_text(n: int) -> str:
-            return render_profile(profile, max_tokens=n, counter=self.counter)
-
-        def tips_text(n: int) -> str:
-            if not names or n <= 0:
-                return ""
-            return self.procedural.render_tips(names, max_tokens=n, user_id=user_id)
-
+        profile_text, tips_text = yield from memory_sections(
+            self.profiles, self.procedural, names, user_id, counter=self.counter
+        )
         prompt, _ = compose_prompt(
             {**request.state, "messages": request.messages},
             system_prompt=request.system_prompt or "",
@@ -183,6 +177,15 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
             tips_text=tips_text,
         )
         return request.override(system_message=prompt[0], messages=prompt[1:])  # type: ignore[arg-type]
+
+    def _after_agent(self, state: Any, runtime: Runtime[Any]) -> Core[None]:
+        yield from after_turn(
+            _messages(state),
+            resolve_identity(runtime=runtime, config=self._config()),
+            updater=self.updater,
+            episodes=self.episodes,
+            policy=self.policy,
+        )
 
     # -- hooks --------------------------------------------------------------
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -205,7 +208,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
         """Inject profile, tool tips and recalled episodes within the budget."""
-        return handler(self._request(request))
+        return handler(run(self._request(request)))
 
     async def awrap_model_call(
         self,
@@ -213,7 +216,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         """Async :meth:`wrap_model_call`."""
-        return await handler(self._request(request))
+        return await handler(await arun(self._request(request)))
 
     def wrap_tool_call(self, request: Any, handler: Any) -> Any:
         """Record the tool call's outcome (procedural memory)."""
@@ -225,24 +228,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
 
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Extract the profile every N turns; archive on "remember this" / decisions."""
-        update_long_term(
-            _messages(state),
-            resolve_identity(runtime=runtime, config=self._config()),
-            updater=self.updater,
-            episodes=self.episodes,
-            policy=self.policy,
-        )
+        run(self._after_agent(state, runtime))
         return None
 
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Async :meth:`after_agent`."""
-        await aupdate_long_term(
-            _messages(state),
-            resolve_identity(runtime=runtime, config=self._config()),
-            updater=self.updater,
-            episodes=self.episodes,
-            policy=self.policy,
-        )
+        await arun(self._after_agent(state, runtime))
         return None
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from langmem_layers._steps import Call, Core, arun, collect, run, store_call, twin
 from langmem_layers.context import resolve_identity
 from langmem_layers.episodic import aend_session as _aend_episode
 from langmem_layers.episodic import end_session as _end_episode
@@ -107,13 +108,16 @@ def session_transcript(graph: Any, /, *, thread_id: str) -> list[BaseMessage]:
         ['hi']
 
     """
-    history = list(graph.get_state_history(_config(thread_id)))
-    return _merge(reversed(history))
+    return run(_transcript(graph, thread_id))
 
 
 async def asession_transcript(graph: Any, /, *, thread_id: str) -> list[BaseMessage]:
     """Async :func:`session_transcript`."""
-    history = [s async for s in graph.aget_state_history(_config(thread_id))]
+    return await arun(_transcript(graph, thread_id))
+
+
+def _transcript(graph: Any, thread_id: str) -> Core[list[BaseMessage]]:
+    history = yield collect(graph, "get_state_history", _config(thread_id))
     return _merge(reversed(history))
 
 
@@ -155,45 +159,36 @@ def end_session(
         (True, 6)
 
     """
-    memory = _components(graph)
-    state = graph.get_state(_config(thread_id))
-    uid = _user_for(user_id, state.values or {})
-    messages = session_transcript(graph, thread_id=thread_id)
-    changes = memory.updater.end_session(
-        messages, user_id=uid, thread_id=thread_id, store=graph.store
-    )
-    decision = _end_episode(
-        memory.episodes,
-        messages,
-        user_id=uid,
-        session_id=thread_id,
-        reason="explicit" if force else "session_end",
-        policy=memory.policy,
-    )
-    memory.procedural.flush()
-    return _report(thread_id, uid, decision, messages, changes)
+    return run(_end(graph, thread_id, user_id, force))
 
 
 async def aend_session(
     graph: Any, /, *, thread_id: str, user_id: str | None = None, force: bool = False
 ) -> SessionEndReport:
     """Async :func:`end_session`."""
+    return await arun(_end(graph, thread_id, user_id, force))
+
+
+def _end(graph: Any, thread_id: str, user_id: str | None, force: bool) -> Core[SessionEndReport]:
     memory = _components(graph)
-    state = await graph.aget_state(_config(thread_id))
+    state = yield store_call(graph, "get_state", _config(thread_id))
     uid = _user_for(user_id, state.values or {})
-    messages = await asession_transcript(graph, thread_id=thread_id)
-    changes = await memory.updater.aend_session(
-        messages, user_id=uid, thread_id=thread_id, store=graph.store
+    messages = yield from _transcript(graph, thread_id)
+    changes = yield twin(
+        memory.updater, "end_session", messages, user_id=uid, thread_id=thread_id, store=graph.store
     )
-    decision = await _aend_episode(
-        memory.episodes,
-        messages,
-        user_id=uid,
-        session_id=thread_id,
-        reason="explicit" if force else "session_end",
-        policy=memory.policy,
+    decision = yield Call(
+        _end_episode,
+        _aend_episode,
+        (memory.episodes, messages),
+        {
+            "user_id": uid,
+            "session_id": thread_id,
+            "reason": "explicit" if force else "session_end",
+            "policy": memory.policy,
+        },
     )
-    await memory.procedural.aflush()
+    yield twin(memory.procedural, "flush")
     return _report(thread_id, uid, decision, messages, changes)
 
 
@@ -261,43 +256,32 @@ def expire_idle_sessions(
         {}
 
     """
-    if graph.checkpointer is None:
-        raise ConfigurationError("expire_idle_sessions needs a graph compiled with a checkpointer")
-    cutoff = (time.time() if now is None else now) - _ttl_seconds(ttl)
-    reports: list[SessionEndReport] = []
-    for thread_id in _idle_threads(graph.checkpointer.list(None), cutoff):
-        try:
-            report = end_session(graph, thread_id=thread_id)
-        except MissingUserIdError:
-            logger.warning(_NO_USER, thread_id, thread_id)
-            continue
-        except Exception:
-            logger.exception("langmem_layers: could not archive idle thread %s; kept", thread_id)
-            continue
-        graph.checkpointer.delete_thread(thread_id)
-        reports.append(_deleted(report))
-    return reports
+    return run(_expire(graph, ttl, now))
 
 
 async def aexpire_idle_sessions(
     graph: Any, /, *, ttl: timedelta | float = timedelta(hours=24), now: float | None = None
 ) -> list[SessionEndReport]:
     """Async :func:`expire_idle_sessions`."""
+    return await arun(_expire(graph, ttl, now))
+
+
+def _expire(graph: Any, ttl: timedelta | float, now: float | None) -> Core[list[SessionEndReport]]:
     if graph.checkpointer is None:
         raise ConfigurationError("expire_idle_sessions needs a graph compiled with a checkpointer")
     cutoff = (time.time() if now is None else now) - _ttl_seconds(ttl)
-    tuples = [t async for t in graph.checkpointer.alist(None)]
+    tuples = yield collect(graph.checkpointer, "list", None)
     reports: list[SessionEndReport] = []
     for thread_id in _idle_threads(tuples, cutoff):
         try:
-            report = await aend_session(graph, thread_id=thread_id)
+            report = yield from _end(graph, thread_id, None, False)
         except MissingUserIdError:
             logger.warning(_NO_USER, thread_id, thread_id)
             continue
         except Exception:
             logger.exception("langmem_layers: could not archive idle thread %s; kept", thread_id)
             continue
-        await graph.checkpointer.adelete_thread(thread_id)
+        yield store_call(graph.checkpointer, "delete_thread", thread_id)
         reports.append(_deleted(report))
     return reports
 
