@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from langmem_layers._steps import Call, Core, arun, blocking, invoke, run
 from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.tokens import TokenCounter, message_text
@@ -122,6 +123,19 @@ class ExtractiveSummarizer:
 
     def summarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
         """Fold ``messages`` into ``previous_summary`` within ``max_tokens``."""
+        return run(self._summarize_core(previous_summary, messages))
+
+    async def asummarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
+        """Async twin of :meth:`summarize` (the CPU work runs in a worker thread)."""
+        return await arun(self._summarize_core(previous_summary, messages))
+
+    def _summarize_core(self, previous_summary: str, messages: Sequence[BaseMessage]) -> Core[str]:
+        # Token counting of every new sentence: ~1 ms for a few turns, tens of ms for
+        # a long transcript, so it is blocking work (kept off the event loop).
+        summary: str = yield blocking(self._fold, previous_summary, messages)
+        return summary
+
+    def _fold(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
         entries: list[tuple[str, str]] = []
         for line in (previous_summary or "").splitlines():
             line = line.strip()
@@ -134,10 +148,6 @@ class ExtractiveSummarizer:
             label = speaker(message)
             entries.extend((label, s) for s in split_sentences(message_body(message)))
         return self._select(entries)
-
-    async def asummarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
-        """Async twin of :meth:`summarize` (CPU-bound and bounded, so it runs inline)."""
-        return self.summarize(previous_summary, messages)
 
     def _analyse(self, sentence: str) -> tuple[str, frozenset[str], float, int]:
         with self._lock:
@@ -328,14 +338,22 @@ class LLMSummarizer:
 
     def summarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
         """Ask the model for the new summary (see the class docs for failures)."""
-        prompt = self._prompt(previous_summary, messages)
+        return run(self._summarize_core(previous_summary, messages))
+
+    async def asummarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
+        """Async twin of :meth:`summarize`."""
+        return await arun(self._summarize_core(previous_summary, messages))
+
+    def _summarize_core(self, previous_summary: str, messages: Sequence[BaseMessage]) -> Core[str]:
+        # rendering and counting the transcript (maybe reducing it) is CPU work
+        prompt: list[BaseMessage] = yield blocking(self._prompt, previous_summary, messages)
         error = ""
         for attempt in range(2):
             if attempt:
                 self.retries += 1
             try:
-                reply = self.model.invoke(
-                    prompt if attempt == 0 else self._retry_prompt(prompt, error)
+                reply = yield invoke(
+                    self.model, prompt if attempt == 0 else self._retry_prompt(prompt, error)
                 )
             except Exception as e:  # the model is untrusted: any failure falls back
                 error = f"{type(e).__name__}: {e}"
@@ -345,32 +363,23 @@ class LLMSummarizer:
                 return text
             error = problem
         self._give_up(error)
-        return self.fallback.summarize(previous_summary, messages)
+        summary: str = yield _summarize_step(self.fallback, previous_summary, messages)
+        return summary
 
-    async def asummarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
-        """Async twin of :meth:`summarize`."""
-        prompt = self._prompt(previous_summary, messages)
-        error = ""
-        for attempt in range(2):
-            if attempt:
-                self.retries += 1
-            try:
-                reply = await self.model.ainvoke(
-                    prompt if attempt == 0 else self._retry_prompt(prompt, error)
-                )
-            except Exception as e:
-                error = f"{type(e).__name__}: {e}"
-                continue
-            text, problem = self._check(reply)
-            if problem is None:
-                return text
-            error = problem
-        self._give_up(error)
-        fallback_async = getattr(self.fallback, "asummarize", None)
-        if fallback_async is not None:
-            result: str = await fallback_async(previous_summary, messages)
-            return result
-        return self.fallback.summarize(previous_summary, messages)
+
+def _summarize_step(
+    summarizer: Summarizer, previous_summary: str, messages: Sequence[BaseMessage]
+) -> Call:
+    """A core step running ``summarizer``: ``summarize`` when sync, ``asummarize`` when async.
+
+    A custom summarizer without ``asummarize`` runs ``summarize`` in a worker
+    thread under the async path, so it never blocks the event loop.
+    """
+    return Call(
+        summarizer.summarize,
+        getattr(summarizer, "asummarize", None),
+        (previous_summary, messages),
+    )
 
 
 def resolve_summarizer(
