@@ -5,18 +5,22 @@ See :mod:`langmem_layers.working.window` for the rules of the window.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from langmem_layers._steps import Core, node
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.tokens import TokenCounter
-from langmem_layers.working.summarizer import ExtractiveSummarizer, Summarizer, resolve_summarizer
+from langmem_layers.working.summarizer import (
+    ExtractiveSummarizer,
+    Summarizer,
+    _summarize_step,
+    resolve_summarizer,
+)
 from langmem_layers.working.window import (
     SUMMARY_PREFIX,
     WindowPlan,
@@ -57,7 +61,7 @@ def create_window_node(
     token_counter: TokenCounter | None = None,
     max_summary_tokens: int | None = None,
     name: str = "working_memory",
-) -> RunnableCallable:
+) -> Runnable[Any, Any]:
     """A node (sync and async) that keeps ``messages`` + ``summary`` within ``max_tokens``.
 
     It reads ``messages`` and ``summary`` from the state and, when
@@ -129,12 +133,6 @@ def create_window_node(
         )
         return plan, previous
 
-    def bound(summary: str) -> str:
-        summary = (summary or "").strip()
-        if counter.count_text(summary) <= cap:
-            return summary
-        return bounder.summarize(summary, [])
-
     def update(plan: WindowPlan, summary: str) -> dict[str, Any]:
         removals: list[BaseMessage]
         if all(m.id for m in plan.evicted):
@@ -142,26 +140,21 @@ def create_window_node(
             removals += [replacement for _, replacement in plan.truncated]
         else:
             removals = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *plan.kept]
-        return {"messages": removals, "summary": bound(summary)}
+        return {"messages": removals, "summary": summary}
 
-    def window(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def window(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
+        # Planning counts tokens (cached per message, microseconds): inline. The
+        # summarizers run as steps: a model call, or CPU work kept off the event loop.
         plan, previous = plan_for(state)
         if not plan.changed:
             return {}
-        return update(plan, summ.summarize(previous, plan.to_fold))
-
-    async def awindow(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        plan, previous = plan_for(state)
-        if not plan.changed:
-            return {}
-        asummarize = getattr(summ, "asummarize", None)
-        if asummarize is not None:
-            summary: str = await asummarize(previous, plan.to_fold)
-        else:
-            summary = await asyncio.to_thread(summ.summarize, previous, plan.to_fold)
+        summary: str = yield _summarize_step(summ, previous, plan.to_fold)
+        summary = (summary or "").strip()
+        if counter.count_text(summary) > cap:  # a misbehaving summarizer: bound it
+            summary = yield _summarize_step(bounder, summary, [])
         return update(plan, summary)
 
-    node = RunnableCallable(window, awindow, name=name, trace=False)
-    node.summarizer = summ  # type: ignore[attr-defined]
-    node.token_counter = counter  # type: ignore[attr-defined]
-    return node
+    runnable = node(window, name=name)
+    runnable.summarizer = summ  # type: ignore[attr-defined]
+    runnable.token_counter = counter  # type: ignore[attr-defined]
+    return runnable
