@@ -14,14 +14,20 @@ Everything here works with no network and no API key:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+)
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -29,6 +35,7 @@ from langchain_core.language_models import BaseChatModel
 from langmem_layers.errors import ConfigurationError, StorageError
 
 if TYPE_CHECKING:
+    import aiosqlite
     from chromadb.api import ClientAPI
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -48,6 +55,29 @@ logger = logging.getLogger("langmem_layers")
 DEFAULT_STORAGE_DIR = ".langmem"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Set on every connection we open, sync or async (WAL lets readers and a writer overlap).
+_PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
+
+
+class _Backend(Protocol):
+    def setup(self) -> None: ...
+
+
+class _AsyncBackend(Protocol):
+    async def setup(self) -> None: ...
+
+
+_B = TypeVar("_B", bound=_Backend)
+_AB = TypeVar("_AB", bound=_AsyncBackend)
+
+
+@contextmanager
+def _reported(file: Path) -> Iterator[None]:
+    """Turn SQLite's errors while opening ``file`` into a :class:`StorageError`."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        raise StorageError(f"cannot open {file}: {e}; the file was left untouched") from e
 
 
 class Storage:
@@ -136,64 +166,70 @@ class Storage:
                 "untouched: restore it from a backup, or move it away to start afresh"
             )
 
-    def _connect(self, file: Path) -> sqlite3.Connection:
+    def _prepare(self, file: Path) -> None:
+        """Checks before opening ``file`` (both twins): folder usable, file ours or absent."""
         self.ensure()
         self._check_sqlite(file)
-        try:
-            conn = sqlite3.connect(str(file), check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as e:
-            raise StorageError(f"cannot open {file}: {e}; the file was left untouched") from e
-        return conn
 
     @contextmanager
-    def checkpointer(self) -> Iterator[SqliteSaver]:
-        """A ``SqliteSaver`` on ``checkpoints.sqlite``, closed on exit."""
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        conn = self._connect(self.checkpoints_path)
+    def _open(self, file: Path, backend: Callable[[sqlite3.Connection], _B]) -> Iterator[_B]:
+        self._prepare(file)
+        with _reported(file):
+            conn = sqlite3.connect(str(file), check_same_thread=False, isolation_level=None)
         try:
-            saver = SqliteSaver(conn)
-            saver.setup()
-            yield saver
+            with _reported(file):
+                for pragma in _PRAGMAS:
+                    conn.execute(pragma)
+                opened = backend(conn)
+                opened.setup()
+            yield opened
         finally:
             conn.close()
 
     @asynccontextmanager
-    async def acheckpointer(self) -> AsyncIterator[AsyncSqliteSaver]:
-        """An ``AsyncSqliteSaver`` on ``checkpoints.sqlite``, closed on exit."""
+    async def _aopen(
+        self, file: Path, backend: Callable[[aiosqlite.Connection], _AB]
+    ) -> AsyncIterator[_AB]:
+        import aiosqlite
+
+        # a few stat calls, a mkdir and a 16-byte read: cheap, but file system calls,
+        # so they run in a worker thread rather than on the event loop
+        await asyncio.to_thread(self._prepare, file)
+        with _reported(file):
+            conn = await aiosqlite.connect(str(file), isolation_level=None)
+        try:
+            with _reported(file):
+                for pragma in _PRAGMAS:
+                    await conn.execute(pragma)
+                opened = backend(conn)
+                await opened.setup()
+            yield opened
+        finally:
+            await conn.close()
+
+    def checkpointer(self) -> AbstractContextManager[SqliteSaver]:
+        """A ``SqliteSaver`` on ``checkpoints.sqlite`` (set up), closed on exit."""
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        return self._open(self.checkpoints_path, SqliteSaver)
+
+    def acheckpointer(self) -> AbstractAsyncContextManager[AsyncSqliteSaver]:
+        """Async twin of :meth:`checkpointer`: an ``AsyncSqliteSaver`` (``async with``)."""
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        self.ensure()
-        self._check_sqlite(self.checkpoints_path)
-        async with AsyncSqliteSaver.from_conn_string(str(self.checkpoints_path)) as saver:
-            await saver.setup()
-            yield saver
+        return self._aopen(self.checkpoints_path, AsyncSqliteSaver)
 
-    @contextmanager
-    def store(self) -> Iterator[SqliteStore]:
+    def store(self) -> AbstractContextManager[SqliteStore]:
         """A ``SqliteStore`` on ``store.sqlite`` (set up), closed on exit."""
         from langgraph.store.sqlite import SqliteStore
 
-        conn = self._connect(self.store_path)
-        try:
-            store = SqliteStore(conn)
-            store.setup()
-            yield store
-        finally:
-            conn.close()
+        return self._open(self.store_path, SqliteStore)
 
-    @asynccontextmanager
-    async def astore(self) -> AsyncIterator[AsyncSqliteStore]:
-        """An ``AsyncSqliteStore`` on ``store.sqlite`` (set up), closed on exit."""
+    def astore(self) -> AbstractAsyncContextManager[AsyncSqliteStore]:
+        """Async twin of :meth:`store`: an ``AsyncSqliteStore`` (``async with``)."""
         from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-        self.ensure()
-        self._check_sqlite(self.store_path)
-        async with AsyncSqliteStore.from_conn_string(str(self.store_path)) as store:
-            await store.setup()
-            yield store
+        return self._aopen(self.store_path, AsyncSqliteStore)
 
     def chroma_client(self) -> ClientAPI:
         """A ``chromadb.PersistentClient`` in ``<path>/chroma`` (telemetry off)."""
