@@ -13,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
+from langmem_layers._steps import Core, arun, invoke, run
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.semantic.schema import (
     FieldSpec,
@@ -282,8 +283,7 @@ class LLMProfileExtractor:
         )
         return ExtractionResult([], failed=True, error=error, extractor=self.name)
 
-    def extract(self, profile: Profile, messages: Sequence[BaseMessage]) -> ExtractionResult:
-        """Ask the model for new or changed items; never raises on bad output."""
+    def _extract(self, profile: Profile, messages: Sequence[BaseMessage]) -> Core[ExtractionResult]:
         self.stats.bump(runs=1)
         prompt = self.prompt(profile, messages)
         error = ""
@@ -292,22 +292,15 @@ class LLMProfileExtractor:
                 self.stats.bump(retries=1)
                 prompt = self._retry_prompt(prompt, error)
             try:
-                return self._result(self.validate(self._runnable.invoke(prompt)))
+                return self._result(self.validate((yield invoke(self._runnable, prompt))))
             except Exception as e:
                 error = f"{type(e).__name__}: {e}"
         return self._fail(error)
 
+    def extract(self, profile: Profile, messages: Sequence[BaseMessage]) -> ExtractionResult:
+        """Ask the model for new or changed items; never raises on bad output."""
+        return run(self._extract(profile, messages))
+
     async def aextract(self, profile: Profile, messages: Sequence[BaseMessage]) -> ExtractionResult:
         """Async twin of :meth:`extract`."""
-        self.stats.bump(runs=1)
-        prompt = self.prompt(profile, messages)
-        error = ""
-        for attempt in range(2):
-            if attempt:
-                self.stats.bump(retries=1)
-                prompt = self._retry_prompt(prompt, error)
-            try:
-                return self._result(self.validate(await self._runnable.ainvoke(prompt)))
-            except Exception as e:
-                error = f"{type(e).__name__}: {e}"
-        return self._fail(error)
+        return await arun(self._extract(profile, messages))
