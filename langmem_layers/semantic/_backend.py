@@ -1,39 +1,46 @@
-"""Store access helpers for the profile store (private): locks, paging, async fallback."""
+"""Store access for the profile store (private): paged scans, write ops, per-user locks.
+
+Everything that touches a store is a core (see :mod:`langmem_layers._steps`):
+it yields steps and is executed by ``run`` (sync) or ``arun`` (async).
+"""
 
 from __future__ import annotations
 
-import asyncio
 import math
 import threading
 import weakref
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from langgraph.store.base import BaseStore, Item
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp
+
+from langmem_layers._steps import Call, Core, DualLock, store_call
+
+T = TypeVar("T")
 
 PAGE = 500
 
 _GUARD = threading.Lock()
-_THREAD_LOCKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], threading.Lock]] = (
-    weakref.WeakKeyDictionary()
-)
-_ASYNC_LOCKS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], asyncio.Lock]] = (
+_LOCKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], DualLock]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def thread_lock(store: BaseStore, ns: tuple[str, ...]) -> threading.Lock:
+def ns_lock(store: BaseStore, ns: tuple[str, ...]) -> DualLock:
+    """The writers' lock of one namespace of one store (threads and event loops)."""
     with _GUARD:
-        locks = _THREAD_LOCKS.setdefault(store, {})
-        return locks.setdefault(ns, threading.Lock())
+        locks = _LOCKS.setdefault(store, {})
+        return locks.setdefault(ns, DualLock())
 
 
-def async_lock(store: BaseStore, ns: tuple[str, ...]) -> asyncio.Lock:
-    loop = asyncio.get_running_loop()
-    with _GUARD:
-        locks = _ASYNC_LOCKS.setdefault(store, {})
-        return locks.setdefault((id(loop), *ns), asyncio.Lock())
+def locked(lock: DualLock, core: Core[T]) -> Core[T]:
+    """Run ``core`` holding ``lock``: ``with lock`` when sync, ``async with lock`` when async."""
+    yield Call(lock.__enter__, lock.__aenter__)
+    try:
+        return (yield from core)
+    finally:
+        yield Call(lock.__exit__, lock.__aexit__)
 
 
 def utc(when: datetime | None) -> datetime:
@@ -42,38 +49,45 @@ def utc(when: datetime | None) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-async def acall(store: BaseStore, name: str, *args: Any, **kwargs: Any) -> Any:
-    """``await store.a<name>(...)``, or the sync method in a worker thread.
-
-    ``SqliteStore`` has no async methods; this keeps the async API usable with it.
-    """
-    try:
-        return await getattr(store, f"a{name}")(*args, **kwargs)
-    except NotImplementedError:
-        return await asyncio.to_thread(getattr(store, name), *args, **kwargs)
-
-
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     num = sum(x * y for x, y in zip(a, b, strict=False))
     den = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return num / den if den else 0.0
 
 
-def scan(store: BaseStore, ns: tuple[str, ...]) -> list[Item]:
+def scan(store: BaseStore, ns: tuple[str, ...]) -> Core[list[Item]]:
     """Every item directly in ``ns`` (paged)."""
     out: list[Item] = []
     while True:
-        page = store.search(ns, limit=PAGE, offset=len(out))
+        page = yield store_call(store, "search", ns, limit=PAGE, offset=len(out))
         out += page
         if len(page) < PAGE:
             return [i for i in out if tuple(i.namespace) == ns]
 
 
-async def ascan(store: BaseStore, ns: tuple[str, ...]) -> list[Item]:
-    """Async twin of :func:`scan`."""
-    out: list[Item] = []
-    while True:
-        page = await acall(store, "search", ns, limit=PAGE, offset=len(out))
-        out += page
-        if len(page) < PAGE:
-            return [i for i in out if tuple(i.namespace) == ns]
+def get_many(store: BaseStore, ns: tuple[str, ...], keys: Sequence[str]) -> Core[dict[str, Any]]:
+    """The items (or ``None``) at ``keys`` of ``ns``, in one round trip."""
+    if not keys:
+        return {}
+    found = yield store_call(store, "batch", [GetOp(ns, k) for k in keys])
+    return dict(zip(keys, found, strict=True))
+
+
+def write(
+    store: BaseStore, ops: Sequence[tuple[tuple[str, ...], str, dict[str, Any] | None]]
+) -> Core[None]:
+    """Puts (``value`` a dict, not indexed) and deletes (``None``), in order, in one round trip.
+
+    Puts carry the store's default TTL, as ``store.put`` does.
+    """
+    if not ops:
+        return
+    ttl = (store.ttl_config or {}).get("default_ttl")
+    yield store_call(
+        store,
+        "batch",
+        [
+            PutOp(ns, key, None) if value is None else PutOp(ns, key, value, False, ttl)
+            for ns, key, value in ops
+        ],
+    )

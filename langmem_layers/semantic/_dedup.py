@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from langchain_core.embeddings import Embeddings
 
+from langmem_layers._steps import Core, twin
 from langmem_layers.semantic._backend import cosine
 from langmem_layers.semantic._normalize import normalize_text
 from langmem_layers.semantic.schema import FieldSpec, ProfileUpdate
@@ -58,24 +59,16 @@ class NearDuplicates:
 
     def find(
         self, spec: FieldSpec, update: ProfileUpdate, items: Mapping[str, ProfileItem]
-    ) -> str | None:
-        """Store key of a near-duplicate of ``update`` in its field, if any."""
-        cands = self._candidates(spec, update, items)
-        if not cands or self.embeddings is None:
-            return None
-        texts = self._missing(update, cands)
-        if texts:
-            self._remember(texts, self.embeddings.embed_documents(texts))
-        return self._best(update.value, cands)
+    ) -> Core[str | None]:
+        """Store key of a near-duplicate of ``update`` in its field, if any.
 
-    async def afind(
-        self, spec: FieldSpec, update: ProfileUpdate, items: Mapping[str, ProfileItem]
-    ) -> str | None:
-        """Async twin of :meth:`find`."""
+        The embeddings are computed with ``embed_documents`` (sync) or
+        ``aembed_documents`` (async; LangChain runs sync-only models in a thread).
+        """
         cands = self._candidates(spec, update, items)
         if not cands or self.embeddings is None:
             return None
         texts = self._missing(update, cands)
         if texts:
-            self._remember(texts, await self.embeddings.aembed_documents(texts))
+            self._remember(texts, (yield twin(self.embeddings, "embed_documents", texts)))
         return self._best(update.value, cands)

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.store.base import BaseStore
 
-from langmem_layers.context import resolve_identity, user_namespace
+from langmem_layers._steps import Call, Core, arun, blocking, node, run, store_call
+from langmem_layers.context import current_runtime, resolve_identity, user_namespace
 from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.semantic._backend import acall
 from langmem_layers.semantic._background import BackgroundRunner
 from langmem_layers.semantic.extract import (
     DEFAULT_THRESHOLD,
@@ -26,13 +26,22 @@ from langmem_layers.semantic.extract import (
 )
 from langmem_layers.semantic.offline import OfflineProfileExtractor
 from langmem_layers.semantic.store import LAYER, ProfileStore
-from langmem_layers.semantic.types import HistoryRecord
+from langmem_layers.semantic.types import HistoryRecord, Profile
 
 __all__ = ["ProfileUpdater", "create_profile_extraction_node"]
 
 logger = logging.getLogger("langmem_layers.semantic")
 
 _NO_THREAD = "_"
+
+
+def _extract_step(extractor: ProfileExtractor, profile: Profile, batch: list[BaseMessage]) -> Call:
+    """``extract`` / ``aextract``; an extractor without ``aextract`` runs in a worker thread."""
+    return Call(extractor.extract, getattr(extractor, "aextract", None), (profile, batch))
+
+
+def _no_tasks(deadline: float | None) -> bool:
+    return True
 
 
 def _pending(messages: Sequence[BaseMessage], last_id: str | None) -> list[BaseMessage]:
@@ -49,11 +58,14 @@ class ProfileUpdater:
     A per-thread cursor (the last message processed) is kept in the store, so
     each message is read once even across restarts. With
     ``background=True`` the node returns at once and the extraction runs on a
-    daemon worker thread (sync graphs) or an ``asyncio`` task (async graphs);
-    call :meth:`flush` / :meth:`aflush` (or :meth:`end_session`) to wait, and
-    always before closing the store. The worker thread is a daemon that exits
-    when idle; work still queued at interpreter exit is drained by an
-    ``atexit`` hook (up to 30 s).
+    daemon worker thread (sync calls) or as an ``asyncio`` task of the running
+    loop (async calls: only async store, model and embedding calls, no thread
+    of its own); call :meth:`flush` / :meth:`aflush` (or :meth:`end_session`)
+    to wait, and always before closing the store. The worker thread is a
+    daemon that exits when idle; work still queued at interpreter exit is
+    drained by an ``atexit`` hook (up to 30 s). A task still running when its
+    event loop ends is cancelled (with a logged warning): ``await aflush()``
+    before leaving ``asyncio.run``.
 
     Args:
         profiles: The :class:`ProfileStore` (schema, embeddings); its store, or
@@ -126,9 +138,10 @@ class ProfileUpdater:
 
     # ---------------------------------------------------------------- helpers
     def _bound(self, store: BaseStore | None) -> ProfileStore:
-        if store is None or self.profiles._store is not None:
+        """``profiles`` bound to a store resolved now (background jobs run outside the graph)."""
+        if self.profiles._store is not None:
             return self.profiles
-        return self.profiles.with_store(store)
+        return self.profiles.with_store(store if store is not None else self.profiles.store)
 
     @staticmethod
     def _cursor_ns(user_id: str) -> tuple[str, ...]:
@@ -151,29 +164,76 @@ class ProfileUpdater:
         if result.failed:
             logger.info("profile extraction for %r produced nothing usable", user_id)
 
-    # ------------------------------------------------------------------- sync
-    def _run(
+    # -------------------------------------------------------------- extraction
+    def _update(
         self, profiles: ProfileStore, batch: list[BaseMessage], user_id: str, thread_id: str | None
-    ) -> list[HistoryRecord]:
-        result = self.extractor.extract(profiles.get(user_id), batch)
-        self._log(result, user_id)
-        if not result.updates:
-            return []
-        return profiles.apply(
-            user_id, result.updates, thread_id=thread_id, extractor=result.extractor or "extractor"
-        )
-
-    def _safe_run(
-        self, profiles: ProfileStore, batch: list[BaseMessage], user_id: str, thread_id: str | None
-    ) -> list[HistoryRecord]:
+    ) -> Core[list[HistoryRecord]]:
+        """Extract from ``batch`` and apply; errors other than configuration ones are logged."""
         try:
-            return self._run(profiles, batch, user_id, thread_id)
+            profile = yield from profiles._get(user_id)
+            result = yield _extract_step(self.extractor, profile, batch)
+            self._log(result, user_id)
+            if not result.updates:
+                return []
+            return (
+                yield from profiles._apply(
+                    user_id, result.updates, thread_id, result.extractor or "extractor", None
+                )
+            )
         except ConfigurationError:
             raise
         except Exception:
             self.errors += 1
             logger.exception("profile update failed for %r; the profile is unchanged", user_id)
             return []
+
+    def _guarded(self, job: Core[Any]) -> Core[None]:
+        """A background job: every error is logged and counted, never raised."""
+        try:
+            yield from job
+        except Exception:
+            self.errors += 1
+            logger.exception("background profile update failed; the profile was not changed")
+
+    def _submit(self, job: Core[Any]) -> None:
+        """Queue a background job on the daemon worker thread (sync callers)."""
+        self._runner.submit(lambda: run(job))
+
+    async def _asubmit(self, job: Core[Any]) -> None:
+        """Start a background job as a task of the running loop (async callers)."""
+        task = asyncio.get_running_loop().create_task(arun(job))
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            logger.warning(
+                "a background profile update was cancelled (the event loop ended before "
+                "aflush()); the messages it covered were not extracted"
+            )
+
+    def _maybe_update(
+        self,
+        messages: Sequence[BaseMessage],
+        user_id: str,
+        thread_id: str | None,
+        force: bool,
+        store: BaseStore | None,
+        background: bool,
+    ) -> Core[list[HistoryRecord] | None]:
+        profiles = self._bound(store)
+        ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
+        item = yield store_call(profiles.store, "get", ns, key)
+        batch = self._due(messages, item.value if item else None, force)
+        if batch is None:
+            return None
+        yield store_call(profiles.store, "put", ns, key, self._cursor_value(messages), index=False)
+        job = self._update(profiles, batch, user_id, thread_id)
+        if background:
+            yield Call(self._submit, self._asubmit, (self._guarded(job),))
+            return None
+        return (yield from job)
 
     def maybe_update(
         self,
@@ -191,62 +251,7 @@ class ProfileUpdater:
             history records written (possibly empty).
 
         """
-        profiles = self._bound(store)
-        ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
-        item = profiles.store.get(ns, key)
-        batch = self._due(messages, item.value if item else None, force)
-        if batch is None:
-            return None
-        profiles.store.put(ns, key, self._cursor_value(messages), index=False)
-        if self.background:
-            self._runner.submit(lambda: self._safe_run(profiles, batch, user_id, thread_id))
-            return None
-        return self._safe_run(profiles, batch, user_id, thread_id)
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait for background extractions started by sync calls; False on timeout."""
-        return self._runner.flush(timeout)
-
-    def end_session(
-        self,
-        messages: Sequence[BaseMessage],
-        *,
-        user_id: str,
-        thread_id: str | None = None,
-        store: BaseStore | None = None,
-    ) -> list[HistoryRecord]:
-        """Extract from every message not yet processed, and wait for background work."""
-        self.flush()
-        background, self.background = self.background, False
-        try:
-            out = self.maybe_update(
-                messages, user_id=user_id, thread_id=thread_id, force=True, store=store
-            )
-        finally:
-            self.background = background
-        return out or []
-
-    # ------------------------------------------------------------------ async
-    async def _arun(
-        self, profiles: ProfileStore, batch: list[BaseMessage], user_id: str, thread_id: str | None
-    ) -> list[HistoryRecord]:
-        try:
-            result = await self.extractor.aextract(await profiles.aget(user_id), batch)
-            self._log(result, user_id)
-            if not result.updates:
-                return []
-            return await profiles.aapply(
-                user_id,
-                result.updates,
-                thread_id=thread_id,
-                extractor=result.extractor or "extractor",
-            )
-        except ConfigurationError:
-            raise
-        except Exception:
-            self.errors += 1
-            logger.exception("profile update failed for %r; the profile is unchanged", user_id)
-            return []
+        return run(self._maybe_update(messages, user_id, thread_id, force, store, self.background))
 
     async def amaybe_update(
         self,
@@ -258,26 +263,60 @@ class ProfileUpdater:
         store: BaseStore | None = None,
     ) -> list[HistoryRecord] | None:
         """Async twin of :meth:`maybe_update` (background work runs as an asyncio task)."""
-        profiles = self._bound(store)
-        ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
-        item = await acall(profiles.store, "get", ns, key)
-        batch = self._due(messages, item.value if item else None, force)
-        if batch is None:
-            return None
-        await acall(profiles.store, "put", ns, key, self._cursor_value(messages), index=False)
-        if self.background:
-            task = asyncio.ensure_future(self._arun(profiles, batch, user_id, thread_id))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-            return None
-        return await self._arun(profiles, batch, user_id, thread_id)
+        return await arun(
+            self._maybe_update(messages, user_id, thread_id, force, store, self.background)
+        )
 
-    async def aflush(self) -> None:
-        """Wait for background extractions started by async and sync calls."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-        if self._runner.pending:
-            await asyncio.to_thread(self._runner.flush)
+    # ------------------------------------------------------------------- flush
+    async def _await_tasks(self, deadline: float | None) -> bool:
+        loop = asyncio.get_running_loop()
+        while tasks := [t for t in self._tasks if not t.done() and t.get_loop() is loop]:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            await asyncio.wait(tasks, timeout=left)
+        return True
+
+    def _flush(self, timeout: float | None) -> Core[bool]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        # tasks of this loop (async callers); a sync caller has no loop to wait on
+        if not (yield Call(_no_tasks, self._await_tasks, (deadline,))):
+            return False
+        if not self._runner.pending:
+            return True
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return bool((yield blocking(self._runner.flush, left)))
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait for background extractions started by sync calls; False on timeout."""
+        return run(self._flush(timeout))
+
+    async def aflush(self, timeout: float | None = None) -> bool:
+        """Async twin of :meth:`flush`; also waits for tasks started by async calls."""
+        return await arun(self._flush(timeout))
+
+    # ------------------------------------------------------------- session end
+    def _end_session(
+        self,
+        messages: Sequence[BaseMessage],
+        user_id: str,
+        thread_id: str | None,
+        store: BaseStore | None,
+    ) -> Core[list[HistoryRecord]]:
+        yield from self._flush(None)
+        out = yield from self._maybe_update(messages, user_id, thread_id, True, store, False)
+        return out or []
+
+    def end_session(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        user_id: str,
+        thread_id: str | None = None,
+        store: BaseStore | None = None,
+    ) -> list[HistoryRecord]:
+        """Extract from every message not yet processed, and wait for background work."""
+        return run(self._end_session(messages, user_id, thread_id, store))
 
     async def aend_session(
         self,
@@ -288,42 +327,26 @@ class ProfileUpdater:
         store: BaseStore | None = None,
     ) -> list[HistoryRecord]:
         """Async twin of :meth:`end_session`."""
-        await self.aflush()
-        background, self.background = self.background, False
-        try:
-            out = await self.amaybe_update(
-                messages, user_id=user_id, thread_id=thread_id, force=True, store=store
-            )
-        finally:
-            self.background = background
-        return out or []
+        return await arun(self._end_session(messages, user_id, thread_id, store))
 
     # ------------------------------------------------------------------- node
-    def _args(
-        self, state: Mapping[str, Any], config: RunnableConfig, runtime: Any
-    ) -> tuple[list[BaseMessage], str, str | None, BaseStore | None]:
+    def _node(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
+        runtime = current_runtime()
         ident = resolve_identity(runtime=runtime, config=config)
         messages = list(state.get(self.messages_key) or [])
-        return messages, ident.user_id, ident.thread_id, getattr(runtime, "store", None)
+        yield from self._maybe_update(
+            messages,
+            ident.user_id,
+            ident.thread_id,
+            False,
+            getattr(runtime, "store", None),
+            self.background,
+        )
+        return {}
 
-    def as_node(self) -> RunnableCallable:
+    def as_node(self) -> Runnable[Any, Any]:
         """The updater as a LangGraph node (sync and async); it returns no state update."""
-
-        def update_profile(
-            state: Mapping[str, Any], config: RunnableConfig, runtime: Any
-        ) -> dict[str, Any]:
-            messages, uid, tid, store = self._args(state, config, runtime)
-            self.maybe_update(messages, user_id=uid, thread_id=tid, store=store)
-            return {}
-
-        async def aupdate_profile(
-            state: Mapping[str, Any], config: RunnableConfig, runtime: Any
-        ) -> dict[str, Any]:
-            messages, uid, tid, store = self._args(state, config, runtime)
-            await self.amaybe_update(messages, user_id=uid, thread_id=tid, store=store)
-            return {}
-
-        return RunnableCallable(update_profile, aupdate_profile, name="update_profile")
+        return node(self._node, name="update_profile")
 
 
 def create_profile_extraction_node(
@@ -336,7 +359,7 @@ def create_profile_extraction_node(
     threshold: float = DEFAULT_THRESHOLD,
     background: bool = False,
     messages_key: str = "messages",
-) -> tuple[RunnableCallable, ProfileUpdater]:
+) -> tuple[Runnable[Any, Any], ProfileUpdater]:
     """A profile extraction node and its :class:`ProfileUpdater` (for ``flush``/``end_session``).
 
     Example:

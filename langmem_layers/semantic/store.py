@@ -15,7 +15,14 @@ threads updating the same slot are serialised and the history reads
 the touched items are re-read and, if another writer changed them since they
 were loaded, the merge is re-planned (a check, not an atomic compare-and-swap:
 ``BaseStore`` has none, so a write landing in the few milliseconds between the
-check and the put can still win; it is then still in the history).
+check and the put can still win; it is then still in the history). The
+writes of one update (history records first, then items) go to the store in
+one ``batch``.
+
+Every operation is one core (``_get``, ``_apply``...) run by ``run`` for the
+sync method and ``arun`` for its async twin, which awaits only the store's
+async methods (sync-only stores such as ``SqliteStore`` fall back to a
+worker thread).
 """
 
 from __future__ import annotations
@@ -29,20 +36,13 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 
+from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import user_namespace
 from langmem_layers.defaults import Storage
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.semantic._backend import (
-    acall,
-    ascan,
-    async_lock,
-    scan,
-    thread_lock,
-    utc,
-)
+from langmem_layers.semantic._backend import get_many, locked, ns_lock, scan, utc, write
 from langmem_layers.semantic._dedup import NearDuplicates
 from langmem_layers.semantic._merge import (
-    Plan,
     find_items,
     fold,
     fresh,
@@ -195,42 +195,33 @@ class ProfileStore:
         return self.namespace(user_id, "profile"), self.namespace(user_id, "history")
 
     # ------------------------------------------------------------------ reads
-    def _items(self, store: BaseStore, user_id: str) -> dict[str, ProfileItem]:
-        return {
-            i.key: ProfileItem.from_value(i.key, i.value)
-            for i in scan(store, self.namespace(user_id, "profile"))
-        }
+    def _items(self, store: BaseStore, user_id: str) -> Core[dict[str, ProfileItem]]:
+        found = yield from scan(store, self.namespace(user_id, "profile"))
+        return {i.key: ProfileItem.from_value(i.key, i.value) for i in found}
 
-    async def _aitems(self, store: BaseStore, user_id: str) -> dict[str, ProfileItem]:
-        items = await ascan(store, self.namespace(user_id, "profile"))
-        return {i.key: ProfileItem.from_value(i.key, i.value) for i in items}
-
-    def _records(self, store: BaseStore, user_id: str) -> list[HistoryRecord]:
-        items = scan(store, self.namespace(user_id, "history"))
+    def _records(self, user_id: str) -> Core[list[HistoryRecord]]:
+        found = yield from scan(self.store, self.namespace(user_id, "history"))
         return sorted(
-            (HistoryRecord.from_dict(i.key, i.value) for i in items),
+            (HistoryRecord.from_dict(i.key, i.value) for i in found),
             key=lambda r: (r.at, r.record_id),
         )
 
-    async def _arecords(self, store: BaseStore, user_id: str) -> list[HistoryRecord]:
-        items = await ascan(store, self.namespace(user_id, "history"))
-        return sorted(
-            (HistoryRecord.from_dict(i.key, i.value) for i in items),
-            key=lambda r: (r.at, r.record_id),
-        )
+    def _get(self, user_id: str) -> Core[Profile]:
+        items = yield from self._items(self.store, user_id)
+        return Profile(user_id, list(items.values()))
 
     def get(self, user_id: str) -> Profile:
         """The user's current profile (empty if none)."""
-        return Profile(user_id, list(self._items(self.store, user_id).values()))
+        return run(self._get(user_id))
 
     async def aget(self, user_id: str) -> Profile:
         """Async twin of :meth:`get`."""
-        return Profile(user_id, list((await self._aitems(self.store, user_id)).values()))
+        return await arun(self._get(user_id))
 
-    @staticmethod
-    def _filter(
-        records: list[HistoryRecord], field: str | None, since: datetime | None
-    ) -> list[HistoryRecord]:
+    def _history(
+        self, user_id: str, field: str | None, since: datetime | None
+    ) -> Core[list[HistoryRecord]]:
+        records = yield from self._records(user_id)
         since_utc = utc(since) if since else None
         return [
             r
@@ -242,31 +233,36 @@ class ProfileStore:
         self, user_id: str, *, field: str | None = None, since: datetime | None = None
     ) -> list[HistoryRecord]:
         """Every change of the user's profile, oldest first (optionally one field / since)."""
-        return self._filter(self._records(self.store, user_id), field, since)
+        return run(self._history(user_id, field, since))
 
     async def ahistory(
         self, user_id: str, *, field: str | None = None, since: datetime | None = None
     ) -> list[HistoryRecord]:
         """Async twin of :meth:`history`."""
-        return self._filter(await self._arecords(self.store, user_id), field, since)
+        return await arun(self._history(user_id, field, since))
+
+    def _as_of(self, user_id: str, when: datetime) -> Core[Profile]:
+        state, _ = replay((yield from self._records(user_id)), utc(when))
+        return Profile(user_id, list(state.values()))
 
     def as_of(self, user_id: str, when: datetime) -> Profile:
         """The profile as it was at ``when`` (rebuilt from the history; naive = UTC)."""
-        state, _ = replay(self._records(self.store, user_id), utc(when))
-        return Profile(user_id, list(state.values()))
+        return run(self._as_of(user_id, when))
 
     async def aas_of(self, user_id: str, when: datetime) -> Profile:
         """Async twin of :meth:`as_of`."""
-        state, _ = replay(await self._arecords(self.store, user_id), utc(when))
-        return Profile(user_id, list(state.values()))
+        return await arun(self._as_of(user_id, when))
+
+    def _superseded(self, user_id: str) -> Core[list[SupersededValue]]:
+        return replay((yield from self._records(user_id)))[1]
 
     def superseded(self, user_id: str) -> list[SupersededValue]:
         """Values that were current once and were replaced or removed, with their times."""
-        return replay(self._records(self.store, user_id))[1]
+        return run(self._superseded(user_id))
 
     async def asuperseded(self, user_id: str) -> list[SupersededValue]:
         """Async twin of :meth:`superseded`."""
-        return replay(await self._arecords(self.store, user_id))[1]
+        return await arun(self._superseded(user_id))
 
     # ----------------------------------------------------------------- writes
     def _check(self, update: ProfileUpdate) -> FieldSpec:
@@ -278,10 +274,60 @@ class ProfileStore:
             )
         return spec
 
-    def _plan(
-        self, spec: FieldSpec, u: ProfileUpdate, items: dict[str, ProfileItem], **kw: Any
-    ) -> Plan:
-        return plan_update(spec, u, items, **kw)
+    def _apply(
+        self,
+        user_id: str,
+        updates: Iterable[ProfileUpdate],
+        thread_id: str | None,
+        extractor: str,
+        now: datetime | None,
+    ) -> Core[list[HistoryRecord]]:
+        updates = list(updates)
+        checked = [(self._check(u), u) for u in updates]
+        store = self.store
+        lock = ns_lock(store, self.namespace(user_id, "profile"))
+        return (
+            yield from locked(
+                lock, self._apply_locked(store, user_id, checked, thread_id, extractor, now)
+            )
+        )
+
+    def _apply_locked(
+        self,
+        store: BaseStore,
+        user_id: str,
+        checked: list[tuple[FieldSpec, ProfileUpdate]],
+        thread_id: str | None,
+        extractor: str,
+        now: datetime | None,
+    ) -> Core[list[HistoryRecord]]:
+        prof, hist = self._namespaces(user_id)
+        items = yield from self._items(store, user_id)
+        versions = {k: i.version for k, i in items.items()}
+        written: list[HistoryRecord] = []
+        for spec, u in checked:
+            for _attempt in range(_RETRIES):
+                dup = yield from self._dedup.find(spec, u, items)
+                plan = plan_update(
+                    spec,
+                    u,
+                    items,
+                    now=utc(now),  # taken under the lock: history order = write order
+                    thread_id=thread_id,
+                    extractor=extractor,
+                    duplicate_of=dup,
+                    versions=versions,
+                )
+                found = yield from get_many(store, prof, touched(plan))
+                if fresh(found, versions):
+                    break
+                # another writer (e.g. another process) changed these items: re-read, re-plan
+                items = yield from self._items(store, user_id)
+                versions = {k: i.version for k, i in items.items()}
+            yield from write(store, plan_ops(plan, prof, hist))
+            fold(items, versions, plan)
+            written += plan.records
+        return written
 
     def apply(
         self,
@@ -309,41 +355,7 @@ class ProfileStore:
             ConfigurationError: unknown field, or a dict field without a key.
 
         """
-        updates = list(updates)
-        specs = [self._check(u) for u in updates]
-        store = self.store
-        with thread_lock(store, self.namespace(user_id, "profile")):
-            items = self._items(store, user_id)
-            versions = {k: i.version for k, i in items.items()}
-            written: list[HistoryRecord] = []
-            for spec, u in zip(specs, updates, strict=True):
-                for _attempt in range(_RETRIES):
-                    dup = self._dedup.find(spec, u, items)
-                    plan = self._plan(
-                        spec,
-                        u,
-                        items,
-                        now=utc(now),  # taken under the lock: history order = write order
-                        thread_id=thread_id,
-                        extractor=extractor,
-                        duplicate_of=dup,
-                        versions=versions,
-                    )
-                    prof = self.namespace(user_id, "profile")
-                    found = {k: store.get(prof, k) for k in touched(plan)}
-                    if fresh(found, versions):
-                        break
-                    # another writer (e.g. another process) changed these items: re-read, re-plan
-                    items = self._items(store, user_id)
-                    versions = {k: i.version for k, i in items.items()}
-                for ns, key, value in plan_ops(plan, *self._namespaces(user_id)):
-                    if value is None:
-                        store.delete(ns, key)
-                    else:
-                        store.put(ns, key, value, index=False)
-                fold(items, versions, plan)
-                written += plan.records
-            return written
+        return run(self._apply(user_id, updates, thread_id, extractor, now))
 
     async def aapply(
         self,
@@ -355,53 +367,21 @@ class ProfileStore:
         now: datetime | None = None,
     ) -> list[HistoryRecord]:
         """Async twin of :meth:`apply`."""
-        updates = list(updates)
-        specs = [self._check(u) for u in updates]
-        store = self.store
-        async with async_lock(store, self.namespace(user_id, "profile")):
-            items = await self._aitems(store, user_id)
-            versions = {k: i.version for k, i in items.items()}
-            written: list[HistoryRecord] = []
-            for spec, u in zip(specs, updates, strict=True):
-                for _attempt in range(_RETRIES):
-                    dup = await self._dedup.afind(spec, u, items)
-                    plan = self._plan(
-                        spec,
-                        u,
-                        items,
-                        now=utc(now),  # taken under the lock: history order = write order
-                        thread_id=thread_id,
-                        extractor=extractor,
-                        duplicate_of=dup,
-                        versions=versions,
-                    )
-                    prof = self.namespace(user_id, "profile")
-                    found = {k: await acall(store, "get", prof, k) for k in touched(plan)}
-                    if fresh(found, versions):
-                        break
-                    items = await self._aitems(store, user_id)
-                    versions = {k: i.version for k, i in items.items()}
-                for ns, key, value in plan_ops(plan, *self._namespaces(user_id)):
-                    if value is None:
-                        await acall(store, "delete", ns, key)
-                    else:
-                        await acall(store, "put", ns, key, value, index=False)
-                fold(items, versions, plan)
-                written += plan.records
-            return written
+        return await arun(self._apply(user_id, updates, thread_id, extractor, now))
 
-    def _update(
+    def _add(
         self,
+        user_id: str,
         field: str,
         value: str,
-        *,
         key: str | None,
         importance: float,
         evidence: str,
         replaces: str | None,
-    ) -> ProfileUpdate:
+        thread_id: str | None,
+    ) -> Core[list[HistoryRecord]]:
         spec = self.spec(field)
-        return ProfileUpdate(
+        u = ProfileUpdate(
             field=field,
             key=key,
             value=value,
@@ -410,6 +390,7 @@ class ProfileStore:
             importance=importance,
             evidence=evidence,
         )
+        return (yield from self._apply(user_id, [u], thread_id, "manual", None))
 
     def add(
         self,
@@ -424,10 +405,7 @@ class ProfileStore:
         thread_id: str | None = None,
     ) -> list[HistoryRecord]:
         """Set or add one value by the field's policy (a manual edit)."""
-        u = self._update(
-            field, value, key=key, importance=importance, evidence=evidence, replaces=replaces
-        )
-        return self.apply(user_id, [u], thread_id=thread_id, extractor="manual")
+        return run(self._add(user_id, field, value, key, importance, evidence, replaces, thread_id))
 
     async def aadd(
         self,
@@ -442,28 +420,39 @@ class ProfileStore:
         thread_id: str | None = None,
     ) -> list[HistoryRecord]:
         """Async twin of :meth:`add`."""
-        u = self._update(
-            field, value, key=key, importance=importance, evidence=evidence, replaces=replaces
+        return await arun(
+            self._add(user_id, field, value, key, importance, evidence, replaces, thread_id)
         )
-        return await self.aapply(user_id, [u], thread_id=thread_id, extractor="manual")
 
-    def _removal(
+    def _remove(
         self,
-        items: dict[str, ProfileItem],
+        user_id: str,
         field: str,
         key: str | None,
         value: str | None,
         thread_id: str | None,
         reason: str,
         extractor: str,
-    ) -> list[HistoryRecord]:
+    ) -> Core[list[HistoryRecord]]:
         spec = self.spec(field)
         if key is None and value is None and spec.shape != "scalar":
             raise ConfigurationError(
                 f"remove() on {field!r} needs key=... (dict fields) or value=... (list fields)"
             )
-        matches = find_items(items.values(), spec, key=key, value=value)
-        return removal_records(matches, utc(None), thread_id, reason, extractor)
+        store = self.store
+        prof, hist = self._namespaces(user_id)
+
+        def under_lock() -> Core[list[HistoryRecord]]:
+            items = yield from self._items(store, user_id)
+            matches = find_items(items.values(), spec, key=key, value=value)
+            recs = removal_records(matches, utc(None), thread_id, reason, extractor)
+            ops: list[tuple[tuple[str, ...], str, dict[str, Any] | None]]
+            ops = [(hist, r.record_id, r.to_dict()) for r in recs]
+            ops += [(prof, r.item_key, None) for r in recs]
+            yield from write(store, ops)
+            return recs
+
+        return (yield from locked(ns_lock(store, prof), under_lock()))
 
     def remove(
         self,
@@ -482,16 +471,7 @@ class ProfileStore:
             One ``"removed"`` record per deleted item (empty if nothing matched).
 
         """
-        store = self.store
-        prof, hist = self.namespace(user_id, "profile"), self.namespace(user_id, "history")
-        with thread_lock(store, prof):
-            recs = self._removal(
-                self._items(store, user_id), field, key, value, thread_id, reason, extractor
-            )
-            for r in recs:
-                store.put(hist, r.record_id, r.to_dict(), index=False)
-                store.delete(prof, r.item_key)
-        return recs
+        return run(self._remove(user_id, field, key, value, thread_id, reason, extractor))
 
     async def aremove(
         self,
@@ -505,12 +485,4 @@ class ProfileStore:
         extractor: str = "manual",
     ) -> list[HistoryRecord]:
         """Async twin of :meth:`remove`."""
-        store = self.store
-        prof, hist = self.namespace(user_id, "profile"), self.namespace(user_id, "history")
-        async with async_lock(store, prof):
-            items = await self._aitems(store, user_id)
-            recs = self._removal(items, field, key, value, thread_id, reason, extractor)
-            for r in recs:
-                await acall(store, "put", hist, r.record_id, r.to_dict(), index=False)
-                await acall(store, "delete", prof, r.item_key)
-        return recs
+        return await arun(self._remove(user_id, field, key, value, thread_id, reason, extractor))
