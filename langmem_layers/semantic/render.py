@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables import Runnable, RunnableConfig
 
-from langmem_layers.context import resolve_identity
+from langmem_layers._steps import Core, blocking, node
+from langmem_layers.context import current_runtime, resolve_identity
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.semantic.store import ProfileStore
 from langmem_layers.semantic.types import Profile, ProfileItem
@@ -108,7 +108,7 @@ def create_profile_injection_node(
     max_tokens: int = 400,
     output_key: str = "profile_context",
     counter: TokenCounter | None = None,
-) -> RunnableCallable:
+) -> Runnable[Any, Any]:
     """A node (sync and async) that writes the rendered profile to ``state[output_key]``.
 
     The user comes from ``Runtime.context`` / ``config["configurable"]``
@@ -134,22 +134,14 @@ def create_profile_injection_node(
     """
     base = profiles or ProfileStore()
 
-    def _bind(config: RunnableConfig, runtime: Any) -> tuple[ProfileStore, str]:
-        ident = resolve_identity(runtime=runtime, config=config)
+    def inject(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
+        runtime = current_runtime()
+        user_id = resolve_identity(runtime=runtime, config=config).user_id
         store = getattr(runtime, "store", None)
         bound = base if base._store is not None or store is None else base.with_store(store)
-        return bound, ident.user_id
+        profile = yield from bound._get(user_id)
+        # the default counter loads its encoding from disk on first use: not on the loop
+        count = counter or _COUNTER or (yield blocking(_counter))
+        return {output_key: render_profile(profile, max_tokens=max_tokens, counter=count)}
 
-    def inject(state: Mapping[str, Any], config: RunnableConfig, runtime: Any) -> dict[str, Any]:
-        bound, user_id = _bind(config, runtime)
-        text = render_profile(bound.get(user_id), max_tokens=max_tokens, counter=counter)
-        return {output_key: text}
-
-    async def ainject(
-        state: Mapping[str, Any], config: RunnableConfig, runtime: Any
-    ) -> dict[str, Any]:
-        bound, user_id = _bind(config, runtime)
-        text = render_profile(await bound.aget(user_id), max_tokens=max_tokens, counter=counter)
-        return {output_key: text}
-
-    return RunnableCallable(inject, ainject, name="inject_profile")
+    return node(inject, name="inject_profile")
