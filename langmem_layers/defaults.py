@@ -89,9 +89,12 @@ class Storage:
         <path>/checkpoints.sqlite  LangGraph SqliteSaver (working memory)
         <path>/store.sqlite        LangGraph SqliteStore (semantic + procedural)
 
-    Nothing is created until a backend is opened. A path that is a file, an
-    unwritable folder, or a database file that is not SQLite raises
-    :class:`~langmem_layers.errors.StorageError` and leaves the file as it is.
+    ``acheckpointer()`` / ``astore()`` open the same files as ``AsyncSqliteSaver``
+    / ``AsyncSqliteStore`` for ``graph.ainvoke`` (``async with``). Nothing is
+    created until a backend is opened. A path that is a file, an unwritable
+    folder, or a database file that is not SQLite raises
+    :class:`~langmem_layers.errors.StorageError` (sync and async alike) and
+    leaves the file as it is.
 
     Args:
         path: The folder; default ``$LANGMEM_HOME`` or ``./.langmem``.
@@ -103,6 +106,12 @@ class Storage:
         >>> with storage.checkpointer() as saver:
         ...     type(saver).__name__
         'SqliteSaver'
+        >>> import asyncio
+        >>> async def open_async():
+        ...     async with storage.acheckpointer() as saver, storage.astore() as store:
+        ...         return type(saver).__name__, type(store).__name__
+        >>> asyncio.run(open_async())
+        ('AsyncSqliteSaver', 'AsyncSqliteStore')
 
     """
 
