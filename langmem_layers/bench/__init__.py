@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     ),
     "profile": ("langmem_layers.bench.profile", "profile extraction precision/recall"),
     "tools": ("langmem_layers.bench.tools", "procedural memory: failure rate with/without tips"),
+    "load": ("langmem_layers.bench.load", "N concurrent async users vs one user: turns/s, p95"),
 }
 
 

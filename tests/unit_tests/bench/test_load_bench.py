@@ -1,0 +1,77 @@
+"""Smoke test of the load benchmark's code path: fake embeddings, local backends, no timings."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from langmem_layers.bench import BENCHMARKS
+from langmem_layers.bench import load as bench
+from langmem_layers.testing import DeterministicEmbeddings
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_two_users_one_conversation_each_all_verified(backend: str, tmp_path: Path) -> None:
+    report = await bench.run_load(
+        users=2,
+        seconds=0,
+        backend=backend,
+        conversations=1,
+        embeddings=DeterministicEmbeddings(),
+        root=tmp_path,
+    )
+    warm, seq, par = report["phases"]
+    assert [r["users"] for r in report["phases"]] == [1, 1, 2]
+    script = sum(len(s) for s in bench.Persona.make("x", 0).sessions)
+    assert warm["turns"] == seq["turns"] == script
+    assert par["turns"] == 2 * script
+    assert seq["session_ends"] == 2 and par["session_ends"] == 4
+    for r in report["phases"]:
+        assert r["errors"] == {}
+        assert r["turns_per_s"] > 0
+    assert report["errors"] == 0
+    assert report["missing"] == []
+    assert set(report["users_checked"]) == {"seq-00", "user-00", "user-01"}
+    assert all(u == {"threads": 2, "conversations": 1} for u in report["users_checked"].values())
+    text = bench.format_report(report)
+    assert "verification passed: 3 users, 6 threads" in text
+    assert "throughput ratio 2 concurrent / 1 sequential" in text
+    assert "errors: 0 (target 0: met)" in text
+    assert list(tmp_path.iterdir()) == []  # the run removed what it wrote
+
+
+def test_locked_errors_are_counted_apart_from_their_type() -> None:
+    phase = bench.Phase("x", 1)
+    phase.error(sqlite3.OperationalError("database is locked"))
+    phase.error(sqlite3.OperationalError("no such table: store"))
+    phase.error(ValueError("boom"))
+    assert phase.errors == {bench.LOCKED: 1, "OperationalError": 1, "ValueError": 1}
+    assert phase.summary()["turns"] == 0
+
+
+def test_a_failed_verification_is_printed_with_what_is_missing() -> None:
+    row = bench.Phase("p", 1).summary()
+    report = {
+        "backend": "memory",
+        "where": "in memory",
+        "omp_num_threads": "1",
+        "cpus": 2,
+        "phases": [row, row, {**row, "users": 4, "errors": {bench.LOCKED: 2}}],
+        "ratio": 0.9,
+        "errors": 2,
+        "missing": ["user-01: no episode for session user-01-c0-s1"],
+        "users_checked": {"user-01": {"threads": 2, "conversations": 1}},
+    }
+    row["error_examples"] = {}
+    report["phases"][2]["error_examples"] = {bench.LOCKED: "OperationalError: database is locked"}
+    text = bench.format_report(report)
+    assert "target >= 1.3: MISSED" in text
+    assert "errors: 2 (target 0: MISSED)" in text
+    assert "2 x database is locked" in text
+    assert "verification FAILED" in text and "no episode for session user-01-c0-s1" in text
+
+
+def test_registered_with_the_dispatcher() -> None:
+    assert BENCHMARKS["load"][0] == "langmem_layers.bench.load"
