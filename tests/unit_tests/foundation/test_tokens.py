@@ -57,3 +57,27 @@ def test_truncate_text():
 
 def test_special_token_text_is_counted_not_rejected():
     assert TokenCounter().count_text("<|endoftext|>") > 0
+
+
+def test_counting_does_no_io_once_the_encoding_is_loaded(monkeypatch):
+    """Counting stays inline on async paths: after the first load it is pure CPU.
+
+    The encoding's BPE file is read once per process (``get_encoding`` is cached),
+    so new counters and every count/truncate call touch no file and no network.
+    """
+    import builtins
+    import socket
+
+    import tiktoken
+
+    get_encoding()  # loaded once (this is the only file read)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("I/O while counting tokens")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", forbidden)
+    monkeypatch.setattr(builtins, "open", forbidden)
+    monkeypatch.setattr(socket, "socket", forbidden)
+    c = TokenCounter()
+    assert c.count_messages([HumanMessage("hello world"), AIMessage("你好，世界")]) > 6
+    assert c.truncate_text("one two three", 1) == "one"
