@@ -224,7 +224,12 @@ def test_a_failed_sync_write_releases_the_user_lock() -> None:
     with pytest.raises(OSError, match="disk full"):
         p.add("u", "skills", "Rust")
     done = threading.Event()
-    worker = threading.Thread(target=lambda: (p.add("u", "skills", "Go"), done.set()))
+
+    def retry() -> None:
+        p.add("u", "skills", "Go")
+        done.set()
+
+    worker = threading.Thread(target=retry)
     worker.start()
     worker.join(10)
     assert done.is_set(), "the lock was left held"
