@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import encode_label
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._records import (
@@ -16,7 +17,7 @@ from langmem_layers.procedural._records import (
     render_best_practices,
 )
 from langmem_layers.procedural._redact import redact_text
-from langmem_layers.procedural._store import AppendLog, ScopeInfo, resolve_store
+from langmem_layers.procedural._store import AppendLog, ScopeInfo, Where, resolve_store
 from langmem_layers.tokens import TokenCounter
 
 
@@ -38,11 +39,15 @@ class BestPracticesMixin:
     ) -> ScopeInfo:
         raise NotImplementedError
 
-    def flush(self) -> int:
-        raise NotImplementedError
-
-    async def aflush(self) -> int:
-        raise NotImplementedError
+    def _locate(self, where: Where) -> tuple[ScopeInfo, BaseStore]:
+        """The scope and the store of one call (raises before any I/O if either is missing)."""
+        info = self.scope_for(
+            user_id=where.user_id,
+            agent_id=where.agent_id,
+            runtime=where.runtime,
+            config=where.config,
+        )
+        return info, resolve_store(where.store or self.store, where.runtime)
 
     def _approaches_ns(self, info: ScopeInfo, task_type: str) -> tuple[str, ...]:
         return (*info.prefix, "approaches", encode_label(task_type))
@@ -63,6 +68,14 @@ class BestPracticesMixin:
             "thread_id": info.thread_id,
             "created_at": time.time(),
         }
+
+    def _record_approach_core(
+        self, task_type: str, approach: str, success: bool, tools: Sequence[str], where: Where
+    ) -> Core[None]:
+        info, target = self._locate(where)
+        value = self._approach_value(info, task_type, approach, tools, success)
+        ns = self._approaches_ns(info, task_type)
+        yield from self._log.append_core(target, ns, value, self.max_records_per_task)
 
     def record_approach(
         self,
@@ -89,12 +102,8 @@ class BestPracticesMixin:
             ('get_order',)
 
         """
-        info = self.scope_for(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
-        target = resolve_store(store or self.store, runtime)
-        value = self._approach_value(info, task_type, approach, tools, success)
-        ns = self._approaches_ns(info, task_type)
-        if self._log.append(target, ns, value, self.max_records_per_task):
-            self.flush()
+        where = Where(user_id, agent_id, runtime, config, store)
+        run(self._record_approach_core(task_type, approach, success, tools, where))
 
     async def arecord_approach(
         self,
@@ -109,13 +118,17 @@ class BestPracticesMixin:
         config: Mapping[str, Any] | None = None,
         store: BaseStore | None = None,
     ) -> None:
-        """Async :meth:`record_approach`."""
-        info = self.scope_for(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
-        target = resolve_store(store or self.store, runtime)
-        value = self._approach_value(info, task_type, approach, tools, success)
+        """Async twin of :meth:`record_approach`."""
+        where = Where(user_id, agent_id, runtime, config, store)
+        await arun(self._record_approach_core(task_type, approach, success, tools, where))
+
+    def _best_practices_core(
+        self, task_type: str, k: int, where: Where
+    ) -> Core[list[ApproachStats]]:
+        info, target = self._locate(where)
         ns = self._approaches_ns(info, task_type)
-        if self._log.append(target, ns, value, self.max_records_per_task):
-            await self.aflush()
+        items = yield from self._log.read_core(target, ns, self.max_records_per_task)
+        return aggregate_approaches(task_type, [it.value for it in items])[:k]
 
     def best_practices(
         self,
@@ -141,11 +154,8 @@ class BestPracticesMixin:
             ['steady', 'lucky']
 
         """
-        info = self.scope_for(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
-        target = resolve_store(store or self.store, runtime)
-        ns = self._approaches_ns(info, task_type)
-        items = self._log.read(target, ns, self.max_records_per_task)
-        return aggregate_approaches(task_type, [it.value for it in items])[:k]
+        where = Where(user_id, agent_id, runtime, config, store)
+        return run(self._best_practices_core(task_type, k, where))
 
     async def abest_practices(
         self,
@@ -158,12 +168,15 @@ class BestPracticesMixin:
         config: Mapping[str, Any] | None = None,
         store: BaseStore | None = None,
     ) -> list[ApproachStats]:
-        """Async :meth:`best_practices`."""
-        info = self.scope_for(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
-        target = resolve_store(store or self.store, runtime)
-        ns = self._approaches_ns(info, task_type)
-        items = await self._log.aread(target, ns, self.max_records_per_task)
-        return aggregate_approaches(task_type, [it.value for it in items])[:k]
+        """Async twin of :meth:`best_practices`."""
+        where = Where(user_id, agent_id, runtime, config, store)
+        return await arun(self._best_practices_core(task_type, k, where))
+
+    def _render_best_practices_core(
+        self, task_type: str, k: int, max_tokens: int, where: Where
+    ) -> Core[str]:
+        stats = yield from self._best_practices_core(task_type, k, where)
+        return render_best_practices(stats, max_tokens=max_tokens, counter=self.counter)
 
     def render_best_practices(
         self,
@@ -189,16 +202,8 @@ class BestPracticesMixin:
             - plan first: 1/1 succeeded
 
         """
-        stats = self.best_practices(
-            task_type,
-            k=k,
-            user_id=user_id,
-            agent_id=agent_id,
-            runtime=runtime,
-            config=config,
-            store=store,
-        )
-        return render_best_practices(stats, max_tokens=max_tokens, counter=self.counter)
+        where = Where(user_id, agent_id, runtime, config, store)
+        return run(self._render_best_practices_core(task_type, k, max_tokens, where))
 
     async def arender_best_practices(
         self,
@@ -212,14 +217,6 @@ class BestPracticesMixin:
         config: Mapping[str, Any] | None = None,
         store: BaseStore | None = None,
     ) -> str:
-        """Async :meth:`render_best_practices`."""
-        stats = await self.abest_practices(
-            task_type,
-            k=k,
-            user_id=user_id,
-            agent_id=agent_id,
-            runtime=runtime,
-            config=config,
-            store=store,
-        )
-        return render_best_practices(stats, max_tokens=max_tokens, counter=self.counter)
+        """Async twin of :meth:`render_best_practices`."""
+        where = Where(user_id, agent_id, runtime, config, store)
+        return await arun(self._render_best_practices_core(task_type, k, max_tokens, where))

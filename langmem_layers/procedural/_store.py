@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
+from langmem_layers._steps import Core, store_call
 from langmem_layers.context import NAMESPACE_ROOT, encode_label, resolve_identity, user_namespace
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
@@ -23,7 +23,6 @@ PendingWrite = tuple[BaseStore, tuple[str, ...], str, Mapping[str, Any]]
 
 #: Second namespace label of agent-shared procedural data (never collides with a user's).
 AGENT_LAYER = "procedural-agent"
-RUNTIME_CONFIG_KEY = "__pregel_runtime"
 
 
 def lookup(source: Any, key: str) -> Any:
@@ -35,13 +34,6 @@ def lookup(source: Any, key: str) -> Any:
     return getattr(source, key, None)
 
 
-def runtime_from_config(config: Mapping[str, Any] | None) -> Any:
-    """The LangGraph ``Runtime`` a graph puts in ``config['configurable']``, if any."""
-    if not config:
-        return None
-    return (config.get("configurable") or {}).get(RUNTIME_CONFIG_KEY)
-
-
 def current_config() -> Mapping[str, Any] | None:
     """The ambient ``RunnableConfig`` inside a runnable, else None."""
     try:
@@ -50,6 +42,16 @@ def current_config() -> Mapping[str, Any] | None:
         return get_config()
     except RuntimeError:
         return None
+
+
+class Where(NamedTuple):
+    """The identity, runtime, config and store arguments of one public call."""
+
+    user_id: str | None
+    agent_id: str | None
+    runtime: Any
+    config: Mapping[str, Any] | None
+    store: BaseStore | None
 
 
 class ScopeInfo:
@@ -125,14 +127,6 @@ def resolve_store(store: BaseStore | None, runtime: Any) -> BaseStore:
         "`with Storage().store() as store: ProceduralMemory(store)`) or compile the "
         "graph with store=..."
     )
-
-
-async def abatch(store: BaseStore, ops: Sequence[Any]) -> list[Any]:
-    """``store.abatch`` with a thread fallback for sync-only stores (SqliteStore)."""
-    try:
-        return await store.abatch(ops)
-    except NotImplementedError:
-        return await asyncio.to_thread(store.batch, ops)
 
 
 class AppendLog:
@@ -227,77 +221,56 @@ class AppendLog:
         items = sorted(items, key=lambda it: it.key)
         return [PutOp(it.namespace, it.key, None) for it in items[: len(items) - cap]]
 
-    def flush(self) -> int:
-        """Write queued items and evict over-cap logs; returns items written."""
-        pending = self._take()
-        if not pending:
-            return 0
-        for store, ops in self._group(pending).values():
-            try:
-                store.batch(ops)
-            except Exception:
-                with self._lock:  # keep them for the next flush, then surface the error
-                    self._pending[:0] = [
-                        (store, op.namespace, op.key, op.value or {}) for op in ops
-                    ]
-                raise
-            for ns in self._claim_prunes(store, ops):
-                cap = self._caps.get(ns, 0)
-                items = store.search(ns, limit=self.read_limit(cap))
-                victims = self._victims(items, cap)
-                if victims:
-                    store.batch(victims)
-                self._set_count(store, ns, len(items) - len(victims))
-        with self._lock:
-            self.flushes += 1
-        return len(pending)
+    def append_core(
+        self, store: BaseStore, namespace: tuple[str, ...], value: Mapping[str, Any], cap: int
+    ) -> Core[None]:
+        """Queue one item and flush when the buffer says so (the one place writes flush)."""
+        if self.append(store, namespace, value, cap):
+            yield from self.flush_core()
 
-    async def aflush(self) -> int:
-        """Async :meth:`flush`."""
+    def flush_core(self) -> Core[int]:
+        """Write queued items and evict over-cap logs; returns items written.
+
+        When a step fails, the items not yet written (those of the failing store
+        and of the stores after it) go back to the head of the queue before the
+        error propagates.
+        """
         pending = self._take()
         if not pending:
             return 0
-        for store, ops in self._group(pending).values():
+        groups = list(self._group(pending).values())
+        for n, (store, ops) in enumerate(groups):
+            written = False
             try:
-                await abatch(store, ops)
-            except Exception:
+                yield store_call(store, "batch", ops)
+                written = True
+                yield from self._evict_core(store, ops)
+            except BaseException:
+                unwritten = [
+                    (s, op.namespace, op.key, op.value or {})
+                    for s, batch in groups[n + written :]
+                    for op in batch
+                ]
                 with self._lock:
-                    self._pending[:0] = [
-                        (store, op.namespace, op.key, op.value or {}) for op in ops
-                    ]
+                    self._pending[:0] = unwritten
                 raise
-            for ns in self._claim_prunes(store, ops):
-                cap = self._caps.get(ns, 0)
-                items = await _asearch(store, ns, limit=self.read_limit(cap))
-                victims = self._victims(items, cap)
-                if victims:
-                    await abatch(store, victims)
-                self._set_count(store, ns, len(items) - len(victims))
         with self._lock:
             self.flushes += 1
         return len(pending)
 
-    def read(self, store: BaseStore, namespace: tuple[str, ...], cap: int) -> list[Item]:
+    def _evict_core(self, store: BaseStore, ops: list[PutOp]) -> Core[None]:
+        for ns in self._claim_prunes(store, ops):
+            cap = self._caps.get(ns, 0)
+            items = yield store_call(store, "search", ns, limit=self.read_limit(cap))
+            victims = self._victims(items, cap)
+            if victims:
+                yield store_call(store, "batch", victims)
+            self._set_count(store, ns, len(items) - len(victims))
+
+    def read_core(self, store: BaseStore, namespace: tuple[str, ...], cap: int) -> Core[list[Item]]:
         """Newest ``cap`` items of a log, oldest first (flushes pending writes first)."""
-        self.flush()
-        items: list[Item] = list(store.search(namespace, limit=self.read_limit(cap)))
-        items = [it for it in items if it.namespace == namespace]
+        yield from self.flush_core()
+        found = yield store_call(store, "search", namespace, limit=self.read_limit(cap))
+        items: list[Item] = [it for it in found if it.namespace == namespace]
         items.sort(key=lambda it: it.key)
         return items[-cap:] if cap else []
-
-    async def aread(self, store: BaseStore, namespace: tuple[str, ...], cap: int) -> list[Item]:
-        """Async :meth:`read`."""
-        await self.aflush()
-        items = await _asearch(store, namespace, limit=self.read_limit(cap))
-        items = [it for it in items if it.namespace == namespace]
-        items.sort(key=lambda it: it.key)
-        return items[-cap:] if cap else []
-
-
-async def _asearch(store: BaseStore, namespace: tuple[str, ...], *, limit: int) -> list[Item]:
-    found: Sequence[Item]
-    try:
-        found = await store.asearch(namespace, limit=limit)
-    except NotImplementedError:
-        found = await asyncio.to_thread(store.search, namespace, limit=limit)
-    return list(found)

@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypedDict
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from pydantic import ConfigDict, PrivateAttr
 
+from langmem_layers._steps import Call, Core, arun, node, run, twin
+from langmem_layers.context import current_runtime
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._classify import classify
-from langmem_layers.procedural._store import (
-    ScopeInfo,
-    current_config,
-    lookup,
-    resolve_store,
-    runtime_from_config,
-)
+from langmem_layers.procedural._records import OutcomeRecord
+from langmem_layers.procedural._store import ScopeInfo, current_config, lookup, resolve_store
 from langmem_layers.procedural.memory import ProceduralMemory
 
 __all__ = [
@@ -73,8 +69,37 @@ def _names(tools: Sequence[Any]) -> list[str]:
     return names
 
 
+def _inline(fn: Callable[..., Any]) -> Callable[..., Call]:
+    """Steps calling the sync handler ``fn`` (for :func:`run`)."""
+    return lambda *args: Call(fn, None, args)
+
+
+def _no_sync(*args: Any) -> Any:
+    raise TypeError("an async handler cannot be called synchronously")
+
+
+def _awaited(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Call]:
+    """Steps awaiting the async handler ``fn`` (for :func:`arun`)."""
+    return lambda *args: Call(_no_sync, fn, args)
+
+
+def _tips_section(
+    memory: ProceduralMemory,
+    names: list[Any],
+    max_tokens: int,
+    task: str | None,
+    kw: dict[str, Any],
+) -> Core[str]:
+    """Rendered tips for ``names``, then the best practices for ``task`` if set."""
+    section = yield twin(memory, "render_tips", names, max_tokens=max_tokens, **kw)
+    if task:
+        extra = yield twin(memory, "render_best_practices", task, **kw)
+        section = "\n\n".join(s for s in (section, extra) if s)
+    return section
+
+
 class _Recorder:
-    """Times one tool execution and appends its outcome (shared by all hook forms)."""
+    """Times one tool execution and queues its outcome (shared by all hook forms)."""
 
     __slots__ = ("args", "info", "memory", "start", "store", "task_type", "tool", "tool_call_id")
 
@@ -99,7 +124,7 @@ class _Recorder:
         self.tool_call_id = tool_call_id
         self.start = time.perf_counter()
 
-    def _append(self, result: Any, error: BaseException | None) -> bool:
+    def _build(self, result: Any, error: BaseException | None) -> OutcomeRecord:
         latency = (time.perf_counter() - self.start) * 1000
         etype: str | None
         emsg: str | None
@@ -107,7 +132,7 @@ class _Recorder:
             success, etype, emsg, output = False, type(error).__name__, str(error), ""
         else:
             success, etype, emsg, output = classify(result)
-        rec = self.memory.build_record(
+        return self.memory.build_record(
             self.tool,
             self.args,
             success=success,
@@ -119,15 +144,30 @@ class _Recorder:
             task_type=self.task_type,
             tool_call_id=self.tool_call_id,
         )
-        return self.memory.append(rec, self.info, self.store)
 
-    def done(self, result: Any = None, error: BaseException | None = None) -> None:
-        if self._append(result, error):
-            self.memory.flush()
+    def record_core(self, result: Any, error: BaseException | None) -> Core[None]:
+        """Queue the outcome (flushing through the store's sync or async API when due)."""
+        rec = self._build(result, error)
+        yield from self.memory._queue_core(rec, self.info, self.store)
 
-    async def adone(self, result: Any = None, error: BaseException | None = None) -> None:
-        if self._append(result, error):
-            await self.memory.aflush()
+
+def _recorded(make: Callable[[], _Recorder], step: Call) -> Core[Any]:
+    """Run one tool call (``step``) and record its outcome: the logic of every hook form.
+
+    The recorder is made (identity and store resolved, timer started) before the
+    tool runs; a tool exception is recorded and re-raised as the same object;
+    graph interrupts pass through unrecorded.
+    """
+    rec = make()
+    try:
+        result = yield step
+    except GraphBubbleUp:
+        raise
+    except Exception as e:
+        yield from rec.record_core(None, e)
+        raise
+    yield from rec.record_core(result, None)
+    return result
 
 
 def _recorder_for_request(
@@ -213,33 +253,21 @@ class ProceduralMiddleware(AgentMiddleware):
 
     # -- recording ---------------------------------------------------------------
 
+    def _tool_call_core(
+        self, request: ToolCallRequest, call: Callable[[ToolCallRequest], Call]
+    ) -> Core[Any]:
+        make = partial(_recorder_for_request, self.memory, request, self.task_type_key)
+        return _recorded(make, call(request))
+
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
         """Run the tool through ``handler`` and record its outcome."""
-        rec = _recorder_for_request(self.memory, request, self.task_type_key)
-        try:
-            result = handler(request)
-        except GraphBubbleUp:
-            raise
-        except Exception as e:
-            rec.done(error=e)
-            raise
-        rec.done(result)
-        return result
+        return run(self._tool_call_core(request, _inline(handler)))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[..., Awaitable[Any]]
     ) -> Any:
-        """Async :meth:`wrap_tool_call`."""
-        rec = _recorder_for_request(self.memory, request, self.task_type_key)
-        try:
-            result = await handler(request)
-        except GraphBubbleUp:
-            raise
-        except Exception as e:
-            await rec.adone(error=e)
-            raise
-        await rec.adone(result)
-        return result
+        """Async twin of :meth:`wrap_tool_call`."""
+        return await arun(self._tool_call_core(request, _awaited(handler)))
 
     # -- tips --------------------------------------------------------------------
 
@@ -264,34 +292,28 @@ class ProceduralMiddleware(AgentMiddleware):
             "store": resolve_store(self.memory.store, request.runtime),
         }
 
+    def _model_call_core(
+        self, request: ModelRequest, call: Callable[[ModelRequest], Call]
+    ) -> Core[Any]:
+        if self.inject_tips:
+            kw = self._args(request)
+            task = _task_type(request.state, request.runtime, kw["config"], self.task_type_key)
+            names = _names(request.tools)
+            section = yield from _tips_section(self.memory, names, self.max_tokens, task, kw)
+            request = self._with_section(request, section)
+        return (yield call(request))
+
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> Any:
         """Append tips for the bound tools to the system message, then call the model."""
-        if not self.inject_tips:
-            return handler(request)
-        kw = self._args(request)
-        section = self.memory.render_tips(_names(request.tools), max_tokens=self.max_tokens, **kw)
-        task = _task_type(request.state, request.runtime, kw["config"], self.task_type_key)
-        if task:
-            extra = self.memory.render_best_practices(task, **kw)
-            section = "\n\n".join(s for s in (section, extra) if s)
-        return handler(self._with_section(request, section))
+        return run(self._model_call_core(request, _inline(handler)))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> Any:
-        """Async :meth:`wrap_model_call`."""
-        if not self.inject_tips:
-            return await handler(request)
-        kw = self._args(request)
-        names = _names(request.tools)
-        section = await self.memory.arender_tips(names, max_tokens=self.max_tokens, **kw)
-        task = _task_type(request.state, request.runtime, kw["config"], self.task_type_key)
-        if task:
-            extra = await self.memory.arender_best_practices(task, **kw)
-            section = "\n\n".join(s for s in (section, extra) if s)
-        return await handler(self._with_section(request, section))
+        """Async twin of :meth:`wrap_model_call`."""
+        return await arun(self._model_call_core(request, _awaited(handler)))
 
 
 class RecordedTool(BaseTool):
@@ -372,7 +394,7 @@ class RecordedTool(BaseTool):
 
     def _recorder(self, tool_input: Any, kwargs: Mapping[str, Any]) -> _Recorder:
         config = kwargs.get("config") or current_config()
-        runtime = runtime_from_config(config)
+        runtime = current_runtime()
         args = tool_input
         if isinstance(tool_input, dict) and self._injected:
             args = {k: v for k, v in tool_input.items() if k not in self._injected}
@@ -386,31 +408,19 @@ class RecordedTool(BaseTool):
             tool_call_id=kwargs.get("tool_call_id"),
         )
 
+    def _run_core(
+        self, tool_input: str | dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Core[Any]:
+        step = twin(self.tool, "run", tool_input, *args, **kwargs)
+        return _recorded(partial(self._recorder, tool_input, kwargs), step)
+
     def run(self, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         """Run the wrapped tool and record the outcome."""
-        rec = self._recorder(tool_input, kwargs)
-        try:
-            result = self.tool.run(tool_input, *args, **kwargs)
-        except GraphBubbleUp:
-            raise
-        except Exception as e:
-            rec.done(error=e)
-            raise
-        rec.done(result)
-        return result
+        return run(self._run_core(tool_input, args, kwargs))
 
     async def arun(self, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        """Async :meth:`run`."""
-        rec = self._recorder(tool_input, kwargs)
-        try:
-            result = await self.tool.arun(tool_input, *args, **kwargs)
-        except GraphBubbleUp:
-            raise
-        except Exception as e:
-            await rec.adone(error=e)
-            raise
-        await rec.adone(result)
-        return result
+        """Async twin of :meth:`run`."""
+        return await arun(self._run_core(tool_input, args, kwargs))
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         return self.tool._run(*args, **kwargs)
@@ -462,7 +472,7 @@ def create_tips_node(
     max_tokens: int = 300,
     key: str = "tool_tips",
     task_type_key: str = "task_type",
-) -> RunnableCallable:
+) -> Runnable[Any, Any]:
     """A graph node (sync and async) that writes rendered tips into ``state[key]``.
 
     Put it before the model node; the model node adds ``state["tool_tips"]``
@@ -486,25 +496,11 @@ def create_tips_node(
     """
     names = list(tools)
 
-    def _kw(runtime: Any, config: RunnableConfig) -> dict[str, Any]:
-        return {"runtime": runtime, "config": config}
-
-    def tips_node(state: Any, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
-        kw = _kw(runtime, config)
-        section = memory.render_tips(names, max_tokens=max_tokens, **kw)
+    def tips_core(state: Any, config: RunnableConfig) -> Core[dict[str, Any]]:
+        runtime = current_runtime()
         task = _task_type(state, runtime, config, task_type_key)
-        if task:
-            extra = memory.render_best_practices(task, **kw)
-            section = "\n\n".join(s for s in (section, extra) if s)
+        kw = {"runtime": runtime, "config": config}
+        section = yield from _tips_section(memory, names, max_tokens, task, kw)
         return {key: section}
 
-    async def atips_node(state: Any, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
-        kw = _kw(runtime, config)
-        section = await memory.arender_tips(names, max_tokens=max_tokens, **kw)
-        task = _task_type(state, runtime, config, task_type_key)
-        if task:
-            extra = await memory.arender_best_practices(task, **kw)
-            section = "\n\n".join(s for s in (section, extra) if s)
-        return {key: section}
-
-    return RunnableCallable(tips_node, atips_node, name="tool_tips")
+    return node(tips_core, name="tool_tips")

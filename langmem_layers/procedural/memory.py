@@ -12,6 +12,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langgraph.store.base import BaseStore
 
+from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import encode_label
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._practices import BestPracticesMixin
@@ -26,8 +27,8 @@ from langmem_layers.procedural._store import (
     AppendLog,
     Scope,
     ScopeInfo,
+    Where,
     resolve_scope,
-    resolve_store,
 )
 from langmem_layers.tokens import TokenCounter
 
@@ -36,6 +37,11 @@ __all__ = ["ProceduralMemory"]
 logger = logging.getLogger("langmem_layers.procedural")
 
 _MAX_STRING = 300
+_MAX_FAILURES = 3
+_MAX_EXAMPLES = 2
+
+#: A tool given by name, as a ``BaseTool`` or as a tool dict.
+Tool = str | BaseTool | Mapping[str, Any]
 
 
 def _bound(value: Any, limit: int = _MAX_STRING) -> Any:
@@ -48,7 +54,7 @@ def _bound(value: Any, limit: int = _MAX_STRING) -> Any:
     return value
 
 
-def _tool_name(tool: str | BaseTool | Mapping[str, Any]) -> str:
+def _tool_name(tool: Tool) -> str:
     if isinstance(tool, str):
         return tool
     if isinstance(tool, BaseTool):
@@ -254,9 +260,22 @@ class ProceduralMemory(BestPracticesMixin):
         )
 
     def append(self, record: OutcomeRecord, info: ScopeInfo, store: BaseStore) -> bool:
-        """Queue a built record; returns True when a flush is due (used by the hooks)."""
+        """Queue a built record without writing; True when a flush is due (then :meth:`flush`)."""
         ns = self._outcomes_ns(info, record.tool)
         return self._log.append(store, ns, record.to_dict(), self.max_records_per_tool)
+
+    def _queue_core(self, record: OutcomeRecord, info: ScopeInfo, store: BaseStore) -> Core[None]:
+        """Queue a built record and flush when the buffer says so (``record`` and the hooks)."""
+        ns = self._outcomes_ns(info, record.tool)
+        yield from self._log.append_core(store, ns, record.to_dict(), self.max_records_per_tool)
+
+    def _record_core(
+        self, tool: str, args: Any, where: Where, fields: dict[str, Any]
+    ) -> Core[OutcomeRecord]:
+        info, target = self._locate(where)
+        rec = self.build_record(tool, args, info=info, **fields)
+        yield from self._queue_core(rec, info, target)
+        return rec
 
     def record(
         self,
@@ -290,24 +309,18 @@ class ProceduralMemory(BestPracticesMixin):
             True
 
         """
-        info = self.scope_for(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
-        target = resolve_store(store or self.store, runtime)
-        rec = self.build_record(
-            tool,
-            args,
-            success=success,
-            info=info,
-            error=error,
-            error_type=error_type,
-            error_message=error_message,
-            latency_ms=latency_ms,
-            output=output,
-            task_type=task_type,
-            tool_call_id=tool_call_id,
-        )
-        if self.append(rec, info, target):
-            self.flush()
-        return rec
+        where = Where(user_id, agent_id, runtime, config, store)
+        fields = {
+            "success": success,
+            "error": error,
+            "error_type": error_type,
+            "error_message": error_message,
+            "latency_ms": latency_ms,
+            "output": output,
+            "task_type": task_type,
+            "tool_call_id": tool_call_id,
+        }
+        return run(self._record_core(tool, args, where, fields))
 
     async def arecord(
         self,
@@ -328,25 +341,19 @@ class ProceduralMemory(BestPracticesMixin):
         config: Mapping[str, Any] | None = None,
         store: BaseStore | None = None,
     ) -> OutcomeRecord:
-        """Async :meth:`record`."""
-        info = self.scope_for(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
-        target = resolve_store(store or self.store, runtime)
-        rec = self.build_record(
-            tool,
-            args,
-            success=success,
-            info=info,
-            error=error,
-            error_type=error_type,
-            error_message=error_message,
-            latency_ms=latency_ms,
-            output=output,
-            task_type=task_type,
-            tool_call_id=tool_call_id,
-        )
-        if self.append(rec, info, target):
-            await self.aflush()
-        return rec
+        """Async twin of :meth:`record`."""
+        where = Where(user_id, agent_id, runtime, config, store)
+        fields = {
+            "success": success,
+            "error": error,
+            "error_type": error_type,
+            "error_message": error_message,
+            "latency_ms": latency_ms,
+            "output": output,
+            "task_type": task_type,
+            "tool_call_id": tool_call_id,
+        }
+        return await arun(self._record_core(tool, args, where, fields))
 
     def flush(self) -> int:
         """Write queued records now; returns how many were written.
@@ -360,13 +367,19 @@ class ProceduralMemory(BestPracticesMixin):
             (1, 0)
 
         """
-        return self._log.flush()
+        return run(self._log.flush_core())
 
     async def aflush(self) -> int:
-        """Async :meth:`flush`."""
-        return await self._log.aflush()
+        """Async twin of :meth:`flush` (the way to flush an async-only store)."""
+        return await arun(self._log.flush_core())
 
     # -- reading -----------------------------------------------------------------
+
+    def _outcomes_core(self, tool: str, where: Where) -> Core[list[OutcomeRecord]]:
+        info, target = self._locate(where)
+        ns = self._outcomes_ns(info, tool)
+        items = yield from self._log.read_core(target, ns, self.max_records_per_tool)
+        return [OutcomeRecord.from_dict(it.value) for it in items]
 
     def outcomes(
         self,
@@ -390,10 +403,7 @@ class ProceduralMemory(BestPracticesMixin):
             [1, 2]
 
         """
-        info = self.scope_for(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
-        target = resolve_store(store or self.store, runtime)
-        items = self._log.read(target, self._outcomes_ns(info, tool), self.max_records_per_tool)
-        return [OutcomeRecord.from_dict(it.value) for it in items]
+        return run(self._outcomes_core(tool, Where(user_id, agent_id, runtime, config, store)))
 
     async def aoutcomes(
         self,
@@ -405,19 +415,28 @@ class ProceduralMemory(BestPracticesMixin):
         config: Mapping[str, Any] | None = None,
         store: BaseStore | None = None,
     ) -> list[OutcomeRecord]:
-        """Async :meth:`outcomes`."""
-        info = self.scope_for(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
-        target = resolve_store(store or self.store, runtime)
-        ns = self._outcomes_ns(info, tool)
-        items = await self._log.aread(target, ns, self.max_records_per_tool)
-        return [OutcomeRecord.from_dict(it.value) for it in items]
+        """Async twin of :meth:`outcomes`."""
+        where = Where(user_id, agent_id, runtime, config, store)
+        return await arun(self._outcomes_core(tool, where))
+
+    def _tool_tips_core(
+        self, tools: Sequence[Tool], where: Where, max_failures: int, max_examples: int
+    ) -> Core[list[ToolTips]]:
+        out = []
+        for tool in tools:
+            name = _tool_name(tool)
+            log = yield from self._outcomes_core(name, where)
+            out.append(
+                aggregate_outcomes(name, log, max_failures=max_failures, max_examples=max_examples)
+            )
+        return out
 
     def tool_tips(
         self,
-        tools: Sequence[str | BaseTool | Mapping[str, Any]],
+        tools: Sequence[Tool],
         *,
-        max_failures: int = 3,
-        max_examples: int = 2,
+        max_failures: int = _MAX_FAILURES,
+        max_examples: int = _MAX_EXAMPLES,
         user_id: str | None = None,
         agent_id: str | None = None,
         runtime: Any = None,
@@ -436,54 +455,32 @@ class ProceduralMemory(BestPracticesMixin):
             [('t', 1, 1.0), ('x', 0, 0.0)]
 
         """
-        out = []
-        for tool in tools:
-            name = _tool_name(tool)
-            log = self.outcomes(
-                name,
-                user_id=user_id,
-                agent_id=agent_id,
-                runtime=runtime,
-                config=config,
-                store=store,
-            )
-            out.append(
-                aggregate_outcomes(name, log, max_failures=max_failures, max_examples=max_examples)
-            )
-        return out
+        where = Where(user_id, agent_id, runtime, config, store)
+        return run(self._tool_tips_core(tools, where, max_failures, max_examples))
 
     async def atool_tips(
         self,
-        tools: Sequence[str | BaseTool | Mapping[str, Any]],
+        tools: Sequence[Tool],
         *,
-        max_failures: int = 3,
-        max_examples: int = 2,
+        max_failures: int = _MAX_FAILURES,
+        max_examples: int = _MAX_EXAMPLES,
         user_id: str | None = None,
         agent_id: str | None = None,
         runtime: Any = None,
         config: Mapping[str, Any] | None = None,
         store: BaseStore | None = None,
     ) -> list[ToolTips]:
-        """Async :meth:`tool_tips`."""
-        out = []
-        for tool in tools:
-            name = _tool_name(tool)
-            log = await self.aoutcomes(
-                name,
-                user_id=user_id,
-                agent_id=agent_id,
-                runtime=runtime,
-                config=config,
-                store=store,
-            )
-            out.append(
-                aggregate_outcomes(name, log, max_failures=max_failures, max_examples=max_examples)
-            )
-        return out
+        """Async twin of :meth:`tool_tips`."""
+        where = Where(user_id, agent_id, runtime, config, store)
+        return await arun(self._tool_tips_core(tools, where, max_failures, max_examples))
+
+    def _render_tips_core(self, tools: Sequence[Tool], where: Where, max_tokens: int) -> Core[str]:
+        tips = yield from self._tool_tips_core(tools, where, _MAX_FAILURES, _MAX_EXAMPLES)
+        return render_tips(tips, max_tokens=max_tokens, counter=self.counter)
 
     def render_tips(
         self,
-        tools: Sequence[str | BaseTool | Mapping[str, Any]],
+        tools: Sequence[Tool],
         *,
         max_tokens: int = 300,
         user_id: str | None = None,
@@ -501,14 +498,12 @@ class ProceduralMemory(BestPracticesMixin):
             ''
 
         """
-        tips = self.tool_tips(
-            tools, user_id=user_id, agent_id=agent_id, runtime=runtime, config=config, store=store
-        )
-        return render_tips(tips, max_tokens=max_tokens, counter=self.counter)
+        where = Where(user_id, agent_id, runtime, config, store)
+        return run(self._render_tips_core(tools, where, max_tokens))
 
     async def arender_tips(
         self,
-        tools: Sequence[str | BaseTool | Mapping[str, Any]],
+        tools: Sequence[Tool],
         *,
         max_tokens: int = 300,
         user_id: str | None = None,
@@ -517,8 +512,6 @@ class ProceduralMemory(BestPracticesMixin):
         config: Mapping[str, Any] | None = None,
         store: BaseStore | None = None,
     ) -> str:
-        """Async :meth:`render_tips`."""
-        tips = await self.atool_tips(
-            tools, user_id=user_id, agent_id=agent_id, runtime=runtime, config=config, store=store
-        )
-        return render_tips(tips, max_tokens=max_tokens, counter=self.counter)
+        """Async twin of :meth:`render_tips`."""
+        where = Where(user_id, agent_id, runtime, config, store)
+        return await arun(self._render_tips_core(tools, where, max_tokens))
