@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from langgraph.store.base import BaseStore, Item, PutOp
+from langgraph.store.base.batch import AsyncBatchedBaseStore
 
-from langmem_layers._steps import Core, store_call
+from langmem_layers._steps import Core, run, store_call
 from langmem_layers.context import NAMESPACE_ROOT, encode_label, resolve_identity, user_namespace
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
@@ -274,3 +275,37 @@ class AppendLog:
         items: list[Item] = [it for it in found if it.namespace == namespace]
         items.sort(key=lambda it: it.key)
         return items[-cap:] if cap else []
+
+    def flush_at_exit(self) -> None:
+        """Best-effort sync flush at interpreter exit; never raises or hangs.
+
+        Items queued for an async-only store (:func:`needs_event_loop`) cannot be
+        written once its event loop is gone (a sync write would fail or wait
+        forever): they are dropped and counted in a warning. Other stores are
+        flushed; a failure (a store already closed) is logged too.
+        """
+        with self._lock:
+            kept = [w for w in self._pending if not needs_event_loop(w[0])]
+            lost = len(self._pending) - len(kept)
+            self._pending = kept
+        if lost:
+            logger.warning(
+                "procedural memory: %d records lost at exit: their store is async-only and its "
+                "event loop is gone; call `await memory.aflush()` (or use `async with memory`) "
+                "before the event loop ends",
+                lost,
+            )
+        try:
+            run(self.flush_core())
+        except Exception as e:  # the store may already be closed at interpreter exit
+            logger.warning("procedural memory: %d records lost at exit (%s)", len(self._pending), e)
+
+
+def needs_event_loop(store: BaseStore) -> bool:
+    """True for async-only stores whose sync methods need their (running) event loop.
+
+    ``AsyncSqliteStore``, ``AsyncPostgresStore`` and the LangGraph server's store
+    run their sync methods on the event loop that created them: from that loop
+    they raise ``InvalidStateError``, and once it stopped they hang or fail.
+    """
+    return isinstance(store, AsyncBatchedBaseStore)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import logging
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -33,8 +32,6 @@ from langmem_layers.procedural._store import (
 from langmem_layers.tokens import TokenCounter
 
 __all__ = ["ProceduralMemory"]
-
-logger = logging.getLogger("langmem_layers.procedural")
 
 _MAX_STRING = 300
 _MAX_FAILURES = 3
@@ -67,12 +64,8 @@ def _tool_name(tool: Tool) -> str:
 
 def _flush_at_exit(ref: weakref.ReferenceType[ProceduralMemory]) -> None:
     memory = ref()
-    if memory is None:
-        return
-    try:
-        memory.flush()
-    except Exception as e:  # the store may already be closed at interpreter exit
-        logger.warning("procedural memory: %d records lost at exit (%s)", memory.pending, e)
+    if memory is not None:
+        memory._log.flush_at_exit()
 
 
 class ProceduralMemory(BestPracticesMixin):
@@ -94,6 +87,15 @@ class ProceduralMemory(BestPracticesMixin):
     a context manager, and (best effort) at interpreter exit. Set
     ``flush_every=1`` to write through. Call :meth:`flush` before closing a
     store that you opened yourself.
+
+    Every method has an async twin (``arecord``, ``aflush``, ``aoutcomes``,
+    ``atool_tips``...) that only awaits the store's async methods, so it works
+    with async-only stores (``AsyncSqliteStore``, ``AsyncPostgresStore``, the
+    LangGraph server's store) under ``graph.ainvoke``. The exit-time flush is
+    synchronous and cannot reach such a store once its event loop is gone:
+    records still queued then are dropped with a warning saying how many. With
+    an async-only store, ``await memory.aflush()`` (or use ``async with
+    memory``) before the loop ends.
 
     Args:
         store: Where to keep the logs. If None, the store of the running graph
