@@ -327,31 +327,24 @@ class WatchedEmbeddings(DeterministicEmbeddings):
 
 
 class WatchedChroma:
-    """A Chroma client whose collections' calls (blocking I/O) are watched."""
+    """A Chroma client (and the collections it opens) whose calls, blocking I/O, are watched."""
 
-    def __init__(self, client: Any, watch: LoopWatch) -> None:
-        self._client, self._watch = client, watch
+    _OPENS = frozenset({"get_or_create_collection", "get_collection", "create_collection"})
 
-    def get_or_create_collection(self, *args: Any, **kwargs: Any) -> Any:
-        self._watch.check("chroma client.get_or_create_collection")
-        return _WatchedCollection(self._client.get_or_create_collection(*args, **kwargs), self)
+    def __init__(self, target: Any, watch: LoopWatch, label: str = "chroma client") -> None:
+        self._target, self._watch, self._label = target, watch, label
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-
-class _WatchedCollection:
-    def __init__(self, collection: Any, client: WatchedChroma) -> None:
-        self._collection, self._client = collection, client
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._collection, name)
+        attr = getattr(self._target, name)
         if not callable(attr):
             return attr
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            self._client._watch.check(f"chroma collection.{name}")
-            return attr(*args, **kwargs)
+            self._watch.check(f"{self._label}.{name}")
+            out = attr(*args, **kwargs)
+            return (
+                WatchedChroma(out, self._watch, "chroma collection") if name in self._OPENS else out
+            )
 
         return call
 
