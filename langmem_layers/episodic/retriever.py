@@ -36,7 +36,6 @@ named people and is inert for plain user/assistant chats.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -52,9 +51,10 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
+from langmem_layers._steps import Core, arun, blocking, run
 from langmem_layers.episodic._index import UserIndex
 from langmem_layers.episodic._text import asks_when, names_in, tokenize
-from langmem_layers.episodic.store import EpisodeStore, _require_user
+from langmem_layers.episodic.store import EpisodeStore, _require_user, embed_query
 from langmem_layers.errors import ConfigurationError
 
 __all__ = ["EpisodicRetriever"]
@@ -361,30 +361,35 @@ class EpisodicRetriever(BaseRetriever):
         # never fall back silently to the bound user
         return _require_user(opts.get("user_id", self.user_id))
 
-    def _run(self, query: str, qvec: Sequence[float], opts: dict[str, Any]) -> list[Document]:
-        uid = self._user(opts)
+    def _search(
+        self, uid: str, query: str, qvec: Sequence[float], opts: dict[str, Any]
+    ) -> list[Document]:
+        """Blocking: rank the user's records (under the user's lock), then record the access."""
         now = time.time()
-        idx = self.store._index(uid)
-        docs = self._rank(idx, query, np.asarray(qvec, dtype=np.float32), opts, now)
+        vec = np.asarray(qvec, dtype=np.float32)
+        docs = self.store._mirror.read(uid, lambda idx: self._rank(idx, query, vec, opts, now))
         if docs and opts.get("update_access", self.update_access):
-            self.store._touch(uid, [d.metadata["id"] for d in docs], now=now)
+            self.store._touch(uid, [d.metadata["id"] for d in docs], now, True)
+        return docs
+
+    def _retrieve(self, query: str, kwargs: dict[str, Any]) -> Core[list[Document]]:
+        """One recall: embed the query, then search (a worker thread on the async path)."""
+        opts = self._options(kwargs)
+        uid = self._user(opts)
+        qvec = yield embed_query(self.store.embeddings, query)
+        docs: list[Document] = yield blocking(self._search, uid, query, qvec, opts)
         return docs
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        opts = self._options(kwargs)
-        self._user(opts)
-        qvec = self.store.embeddings.embed_query(query)
-        return self._run(query, qvec, opts)
+        return run(self._retrieve(query, kwargs))
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        opts = self._options(kwargs)
-        self._user(opts)
-        qvec = await self.store.embeddings.aembed_query(query)
-        return await asyncio.to_thread(self._run, query, qvec, opts)
+        """Async twin: the same core; embedding and search never block the event loop."""
+        return await arun(self._retrieve(query, kwargs))
 
 
 def recency_half_life_score(age_days: float, half_life_days: float) -> float:

@@ -14,21 +14,25 @@ falls back to its downloading default. A per-user in-memory mirror (BM25
 postings, vectors, scoring columns) serves recall; it is updated in place by
 this store's own writes and rebuilt lazily from Chroma when the collection's
 record count shows that another process wrote.
+
+Every operation is one core (``langmem_layers._steps``) run by the sync method
+and by its ``a``-prefixed async twin. On the async path the Chroma client and
+the mirror run in a worker thread and the embeddings' own async method is
+awaited (a worker thread for local models): nothing blocks the event loop, and
+the mirror is safe to share between threads (see ``_mirror``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
+from langmem_layers._steps import Call, Core, arun, blocking, run, twin
 from langmem_layers.defaults import Storage, resolve_embeddings
 from langmem_layers.embeddings import LangchainEmbeddingFunction, embeddings_id
 from langmem_layers.episodic._chroma import (
@@ -44,6 +48,7 @@ from langmem_layers.episodic._chroma import (
     speaker as _speaker,
 )
 from langmem_layers.episodic._index import UserIndex
+from langmem_layers.episodic._mirror import Mirror
 from langmem_layers.episodic._offline import offline_summary
 from langmem_layers.episodic._types import Episode, EpisodeSummary, ForgetResult, episode_id_for
 from langmem_layers.errors import ConfigurationError
@@ -52,7 +57,44 @@ from langmem_layers.tokens import message_text
 __all__ = ["DEFAULT_COLLECTION", "EpisodeStore"]
 
 DEFAULT_COLLECTION = "langmem_episodic"
-_PAGE = 5000
+
+T = TypeVar("T")
+
+
+def embed_documents(embeddings: Embeddings, texts: list[str]) -> Call:
+    """Step: ``embed_documents`` / ``await aembed_documents`` (a worker thread for local models)."""
+    return twin(embeddings, "embed_documents", texts)
+
+
+def embed_query(embeddings: Embeddings, text: str) -> Call:
+    """Step: ``embed_query`` / ``await aembed_query`` (a worker thread for local models)."""
+    return twin(embeddings, "embed_query", text)
+
+
+# ---------------------------------------------------------------------- index readers
+def _episode(idx: UserIndex, episode_id: str) -> Episode | None:
+    p = idx.pos.get(episode_id)
+    if p is None or idx.metadatas[p].get("kind") != "episode":
+        return None
+    return _episode_from(idx.metadatas[p], idx.documents[p])
+
+
+def _episodes(idx: UserIndex) -> list[Episode]:
+    eps = [
+        _episode_from(m, d)
+        for m, d in zip(idx.metadatas, idx.documents, strict=True)
+        if m.get("kind") == "episode"
+    ]
+    return sorted(eps, key=lambda e: (e.created_at, e.id))
+
+
+def _turns(idx: UserIndex, episode_id: str) -> list[tuple[str, str]]:
+    rows = [
+        (int(m.get("turn_index", 0)), rid, d)
+        for rid, m, d in zip(idx.ids, idx.metadatas, idx.documents, strict=True)
+        if m.get("kind") == "turn" and m.get("episode_id") == episode_id
+    ]
+    return [(rid, d) for _, rid, d in sorted(rows)]
 
 
 class EpisodeStore:
@@ -108,11 +150,7 @@ class EpisodeStore:
         self.client = client
         self.collection_name = collection_name
         self.collection = self._open()
-        self._lock = threading.RLock()
-        self._indexes: dict[str, UserIndex] = {}
-        self._known_count: int | None = None
-        self._pending: dict[str, tuple[float, int]] = {}
-        self._last_flush = time.monotonic()
+        self._mirror = Mirror(self.collection, self._probe_dimension)
         self.flush_every = flush_every
         self.flush_seconds = flush_seconds
 
@@ -136,125 +174,24 @@ class EpisodeStore:
             metadata={"embeddings_id": self.embeddings_id, "hnsw:space": "cosine"},
         )
 
-    # ------------------------------------------------------------------ index
-    def _count(self) -> int:
-        return int(_chroma_call("count", self.collection.count))
-
-    def _index(self, user_id: str) -> UserIndex:
-        """The user's in-memory mirror, rebuilt from Chroma when another writer changed it."""
-        with self._lock:
-            count = self._count()
-            if self._known_count != count:
-                if self._pending:
-                    self.flush()
-                self._indexes.clear()
-                self._known_count = count
-            idx = self._indexes.get(user_id)
-            if idx is None:
-                idx = self._load(user_id)
-                self._indexes[user_id] = idx
-            return idx
-
-    def _load(self, user_id: str) -> UserIndex:
-        ids: list[str] = []
-        docs: list[str] = []
-        metas: list[dict[str, Any]] = []
-        vecs: list[np.ndarray] = []
-        offset = 0
-        while True:
-            page = _chroma_call(
-                "loading a user's records",
-                self.collection.get,
-                where={"user_id": user_id},
-                include=["documents", "metadatas", "embeddings"],
-                limit=_PAGE,
-                offset=offset,
-            )
-            got = page["ids"]
-            ids.extend(got)
-            docs.extend(page["documents"] or [""] * len(got))
-            metas.extend(dict(m or {}) for m in page["metadatas"] or [{}] * len(got))
-            if len(got):
-                vecs.append(np.asarray(page["embeddings"], dtype=np.float32))
-            if len(got) < _PAGE:
-                break
-            offset += _PAGE
-        dim = vecs[0].shape[1] if vecs else len(self.embeddings.embed_query("dimension probe"))
-        idx = UserIndex(dim)
-        if ids:
-            matrix = np.concatenate(vecs)
-            order = sorted(
-                range(len(ids)),
-                key=lambda i: (
-                    float(metas[i].get("created_at", 0.0)),
-                    str(metas[i].get("episode_id", "")),
-                    metas[i].get("kind") != "episode",
-                    int(metas[i].get("turn_index", -1)),
-                ),
-            )
-            idx.add(
-                [ids[i] for i in order],
-                [docs[i] for i in order],
-                [metas[i] for i in order],
-                matrix[order],
-            )
-        return idx
+    def _probe_dimension(self) -> int:
+        return len(self.embeddings.embed_query("dimension probe"))
 
     # ------------------------------------------------------------------ writes
-    def _write(
-        self, user_id: str, ids: list[str], docs: list[str], metas: list[dict[str, Any]]
-    ) -> None:
-        vectors = np.asarray(self.embeddings.embed_documents(docs), dtype=np.float32)
-        with self._lock:
-            idx = self._index(user_id)
-            before = self._count()
-            _chroma_call(
-                "upsert",
-                self.collection.upsert,
-                ids=ids,
-                documents=docs,
-                metadatas=metas,
-                embeddings=vectors,
-            )
-            after = self._count()
-            known = [i for i in ids if i in idx.pos]
-            if known:
-                self._indexes.pop(user_id, None)
-            else:
-                idx.add(ids, docs, metas, vectors)
-            if self._known_count == before:
-                self._known_count = after
-
-    def archive(
+    def _archive(
         self,
         user_id: str,
         session_id: str,
         messages: Sequence[BaseMessage],
-        *,
-        summary: EpisodeSummary | None = None,
-        created_at: float | None = None,
-        index_turns: bool = True,
-    ) -> Episode:
-        """Store one session as an episode plus its raw turns (idempotent per session).
-
-        Args:
-            user_id: Owner; required.
-            session_id: The thread id; with ``user_id`` it fixes the episode id.
-            messages: The session's messages; empty ones are skipped as turns.
-            summary: What to record about it; default the offline summary.
-            created_at: Unix time of the session; default now.
-            index_turns: Also index every message as a turn record.
-
-        Returns:
-            The stored :class:`Episode`.
-
-        """
+        summary: EpisodeSummary | None,
+        created_at: float | None,
+        index_turns: bool,
+    ) -> Core[Episode]:
         uid = _require_user(user_id)
         if not session_id:
             raise ConfigurationError("archive needs a session_id (the thread id)")
         summ = summary or offline_summary(messages)
-        now = time.time()
-        ts = float(created_at) if created_at is not None else now
+        ts = float(created_at) if created_at is not None else time.time()
         ep = Episode(
             id=episode_id_for(uid, session_id),
             user_id=uid,
@@ -311,21 +248,37 @@ class EpisodeStore:
                         "message_id": str(msg.id or ""),
                     }
                 )
-        self._write(uid, ids, docs, metas)
-        self._drop_stale_turns(uid, ep.id, set(ids))
+        vectors = yield embed_documents(self.embeddings, docs)
+        # one step: the upsert, the mirror update and the removal of turns a shorter
+        # re-archived session no longer has
+        yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)
         return ep
 
-    def _drop_stale_turns(self, user_id: str, episode_id: str, keep: set[str]) -> None:
-        """Re-archiving a shorter session removes the turns it no longer has."""
-        with self._lock:
-            idx = self._index(user_id)
-            stale = [
-                rid
-                for rid, m in zip(idx.ids, idx.metadatas, strict=True)
-                if m.get("episode_id") == episode_id and rid not in keep
-            ]
-            if stale:
-                self._delete_ids(user_id, stale)
+    def archive(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[BaseMessage],
+        *,
+        summary: EpisodeSummary | None = None,
+        created_at: float | None = None,
+        index_turns: bool = True,
+    ) -> Episode:
+        """Store one session as an episode plus its raw turns (idempotent per session).
+
+        Args:
+            user_id: Owner; required.
+            session_id: The thread id; with ``user_id`` it fixes the episode id.
+            messages: The session's messages; empty ones are skipped as turns.
+            summary: What to record about it; default the offline summary.
+            created_at: Unix time of the session; default now.
+            index_turns: Also index every message as a turn record.
+
+        Returns:
+            The stored :class:`Episode`.
+
+        """
+        return run(self._archive(user_id, session_id, messages, summary, created_at, index_turns))
 
     async def aarchive(
         self,
@@ -337,100 +290,74 @@ class EpisodeStore:
         created_at: float | None = None,
         index_turns: bool = True,
     ) -> Episode:
-        """Async :meth:`archive` (runs the Chroma client in a worker thread)."""
-        return await asyncio.to_thread(
-            self.archive,
-            user_id,
-            session_id,
-            messages,
-            summary=summary,
-            created_at=created_at,
-            index_turns=index_turns,
-        )
+        """Async twin of :meth:`archive`."""
+        core = self._archive(user_id, session_id, messages, summary, created_at, index_turns)
+        return await arun(core)
 
     # ------------------------------------------------------------------ reads
+    def _read(self, user_id: str, fn: Callable[[UserIndex], T]) -> Core[T]:
+        """``fn`` on the user's current index (a worker thread on the async path)."""
+        uid = _require_user(user_id)
+        result: T = yield blocking(self._mirror.read, uid, fn)
+        return result
+
     def get_episode(self, user_id: str, episode_id: str) -> Episode | None:
         """One episode of this user, or ``None`` (another user's id also gives ``None``)."""
-        uid = _require_user(user_id)
-        idx = self._index(uid)
-        p = idx.pos.get(episode_id)
-        if p is None or idx.metadatas[p].get("kind") != "episode":
-            return None
-        return _episode_from(idx.metadatas[p], idx.documents[p])
+        return run(self._read(user_id, lambda idx: _episode(idx, episode_id)))
 
     async def aget_episode(self, user_id: str, episode_id: str) -> Episode | None:
-        """Async :meth:`get_episode`."""
-        return await asyncio.to_thread(self.get_episode, user_id, episode_id)
+        """Async twin of :meth:`get_episode`."""
+        return await arun(self._read(user_id, lambda idx: _episode(idx, episode_id)))
 
     def list_episodes(self, user_id: str) -> list[Episode]:
         """Every episode of this user, oldest first."""
-        uid = _require_user(user_id)
-        idx = self._index(uid)
-        eps = [
-            _episode_from(m, d)
-            for m, d in zip(idx.metadatas, idx.documents, strict=True)
-            if m.get("kind") == "episode"
-        ]
-        return sorted(eps, key=lambda e: (e.created_at, e.id))
+        return run(self._read(user_id, _episodes))
 
     async def alist_episodes(self, user_id: str) -> list[Episode]:
-        """Async :meth:`list_episodes`."""
-        return await asyncio.to_thread(self.list_episodes, user_id)
+        """Async twin of :meth:`list_episodes`."""
+        return await arun(self._read(user_id, _episodes))
 
     def get_turns(self, user_id: str, episode_id: str) -> list[tuple[str, str]]:
         """``(turn id, text)`` of one episode of this user, in order."""
-        uid = _require_user(user_id)
-        idx = self._index(uid)
-        rows = [
-            (int(m.get("turn_index", 0)), rid, d)
-            for rid, m, d in zip(idx.ids, idx.metadatas, idx.documents, strict=True)
-            if m.get("kind") == "turn" and m.get("episode_id") == episode_id
-        ]
-        return [(rid, d) for _, rid, d in sorted(rows)]
+        return run(self._read(user_id, lambda idx: _turns(idx, episode_id)))
 
     async def aget_turns(self, user_id: str, episode_id: str) -> list[tuple[str, str]]:
-        """Async :meth:`get_turns`."""
-        return await asyncio.to_thread(self.get_turns, user_id, episode_id)
+        """Async twin of :meth:`get_turns`."""
+        return await arun(self._read(user_id, lambda idx: _turns(idx, episode_id)))
 
     def count(self, user_id: str) -> int:
         """Records (episodes + turns) stored for this user."""
-        return len(self._index(_require_user(user_id)))
+        return run(self._read(user_id, len))
 
     async def acount(self, user_id: str) -> int:
-        """Async :meth:`count`."""
-        return await asyncio.to_thread(self.count, user_id)
+        """Async twin of :meth:`count`."""
+        return await arun(self._read(user_id, len))
 
     # ------------------------------------------------------------------ maintenance
+    def _touch(self, uid: str, ids: Sequence[str], now: float | None, fresh: bool) -> None:
+        """Blocking: record an access, then flush if the buffer is due.
+
+        ``fresh``: the caller just read the user's index (skip the count check).
+        """
+        ts = time.time() if now is None else now
+        self._mirror.touch(uid, ids, ts, fresh=fresh)
+        if self._mirror.flush_due(self.flush_every, self.flush_seconds):
+            self._mirror.flush()
+
+    def _touch_core(self, user_id: str, ids: Sequence[str], now: float | None) -> Core[None]:
+        yield blocking(self._touch, _require_user(user_id), list(ids), now, False)
+
     def touch(self, user_id: str, ids: Sequence[str], *, now: float | None = None) -> None:
         """Record an access to these records and to their episodes (recency, counts)."""
-        self._touch(_require_user(user_id), ids, now=now, fresh=False)
+        run(self._touch_core(user_id, ids, now))
 
-    def _touch(
-        self, uid: str, ids: Sequence[str], *, now: float | None, fresh: bool = True
-    ) -> None:
-        """Touch; ``fresh`` = the caller just validated the index (skip the count check)."""
-        ts = time.time() if now is None else now
-        with self._lock:
-            cached = self._indexes.get(uid) if fresh else None
-            idx = cached if cached is not None else self._index(uid)
-            wanted = set()
-            for rid in ids:
-                p = idx.pos.get(rid)
-                if p is None:
-                    continue
-                wanted.add(p)
-                ep = idx.pos.get(str(idx.metadatas[p].get("episode_id", "")))
-                if ep is not None:
-                    wanted.add(ep)
-            if not wanted:
-                return
-            positions = sorted(wanted)
-            idx.touch(positions, ts)
-            for p in positions:
-                self._pending[idx.ids[p]] = (ts, int(idx.metadatas[p]["access_count"]))
-            due = time.monotonic() - self._last_flush >= self.flush_seconds
-            if len(self._pending) >= self.flush_every or due:
-                self.flush()
+    async def atouch(self, user_id: str, ids: Sequence[str], *, now: float | None = None) -> None:
+        """Async twin of :meth:`touch`."""
+        await arun(self._touch_core(user_id, ids, now))
+
+    def _flush(self) -> Core[int]:
+        flushed: int = yield blocking(self._mirror.flush)
+        return flushed
 
     def flush(self) -> int:
         """Write buffered access updates to Chroma; returns how many records were updated.
@@ -441,30 +368,11 @@ class EpisodeStore:
         They are flushed every ``flush_every`` records or ``flush_seconds``
         seconds, before forgetting and reloads, and by :meth:`flush` / :meth:`close`.
         """
-        with self._lock:
-            self._last_flush = time.monotonic()
-            if not self._pending:
-                return 0
-            pending, self._pending = self._pending, {}
-            ids = list(pending)
-            live = set(
-                _chroma_call("checking ids", self.collection.get, ids=ids, include=[])["ids"]
-            )
-            ids = [i for i in ids if i in live]
-            if ids:
-                _chroma_call(
-                    "updating access counts",
-                    self.collection.update,
-                    ids=ids,
-                    metadatas=[
-                        {"last_accessed": pending[i][0], "access_count": pending[i][1]} for i in ids
-                    ],
-                )
-            return len(ids)
+        return run(self._flush())
 
     async def aflush(self) -> int:
-        """Async :meth:`flush`."""
-        return await asyncio.to_thread(self.flush)
+        """Async twin of :meth:`flush`."""
+        return await arun(self._flush())
 
     def close(self) -> None:
         """Flush buffered access updates (the Chroma client stays usable)."""
@@ -476,76 +384,30 @@ class EpisodeStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def atouch(self, user_id: str, ids: Sequence[str], *, now: float | None = None) -> None:
-        """Async :meth:`touch`."""
-        await asyncio.to_thread(self.touch, user_id, ids, now=now)
+    def _delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> Core[tuple[list, list]]:
+        uid = _require_user(user_id)
+        eps, turns = yield blocking(self._mirror.delete_episodes, uid, list(episode_ids))
+        return eps, turns
 
     def delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> tuple[list, list]:
         """Delete episodes of this user with all their turns; returns (episode ids, turn ids)."""
-        uid = _require_user(user_id)
-        with self._lock:
-            idx = self._index(uid)
-            wanted = set(episode_ids)
-            eps = [
-                rid
-                for rid in dict.fromkeys(episode_ids)
-                if rid in idx.pos and idx.metadatas[idx.pos[rid]].get("kind") == "episode"
-            ]
-            turns = [
-                rid
-                for rid, m in zip(idx.ids, idx.metadatas, strict=True)
-                if m.get("kind") == "turn" and m.get("episode_id") in wanted
-            ]
-            self._delete_ids(uid, eps + turns)
-        return eps, turns
-
-    def _delete_ids(self, user_id: str, ids: list[str]) -> None:
-        self.flush()
-        for i in range(0, len(ids), _PAGE):
-            _chroma_call("delete", self.collection.delete, ids=ids[i : i + _PAGE])
-        self._indexes.pop(user_id, None)
-        self._known_count = None
+        return run(self._delete_episodes(user_id, episode_ids))
 
     async def adelete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> tuple[list, list]:
-        """Async :meth:`delete_episodes`."""
-        return await asyncio.to_thread(self.delete_episodes, user_id, episode_ids)
+        """Async twin of :meth:`delete_episodes`."""
+        return await arun(self._delete_episodes(user_id, episode_ids))
 
-    def forget_user(self, user_id: str) -> ForgetResult:
-        """Delete every record of this user, straight from Chroma (not only the cached ones)."""
+    def _forget_user(self, user_id: str) -> Core[ForgetResult]:
         uid = _require_user(user_id)
-        with self._lock:
-            ids = self._all_ids(uid)
-            metas: list[dict[str, Any]] = []
-            for i in range(0, len(ids), _PAGE):
-                page = _chroma_call(
-                    "reading ids",
-                    self.collection.get,
-                    ids=ids[i : i + _PAGE],
-                    include=["metadatas"],
-                )
-                metas.extend(dict(m or {}) for m in page["metadatas"] or [])
-            self._delete_ids(uid, ids)
+        ids, metas = yield blocking(self._mirror.forget, uid)
         eps = [m["episode_id"] for m in metas if m.get("kind") == "episode"]
         turns = [rid for rid, m in zip(ids, metas, strict=False) if m.get("kind") != "episode"]
         return ForgetResult(episode_ids=sorted(eps), turn_ids=turns)
 
-    async def aforget_user(self, user_id: str) -> ForgetResult:
-        """Async :meth:`forget_user`."""
-        return await asyncio.to_thread(self.forget_user, user_id)
+    def forget_user(self, user_id: str) -> ForgetResult:
+        """Delete every record of this user, straight from Chroma (not only the cached ones)."""
+        return run(self._forget_user(user_id))
 
-    def _all_ids(self, user_id: str) -> list[str]:
-        ids: list[str] = []
-        offset = 0
-        while True:
-            page = _chroma_call(
-                "listing a user's ids",
-                self.collection.get,
-                where={"user_id": user_id},
-                include=[],
-                limit=_PAGE,
-                offset=offset,
-            )
-            ids.extend(page["ids"])
-            if len(page["ids"]) < _PAGE:
-                return ids
-            offset += _PAGE
+    async def aforget_user(self, user_id: str) -> ForgetResult:
+        """Async twin of :meth:`forget_user`."""
+        return await arun(self._forget_user(user_id))
