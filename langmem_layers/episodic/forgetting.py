@@ -3,14 +3,17 @@
 Each function removes whole episodes (the episode record and all its turns)
 and returns a :class:`ForgetResult` listing the removed ids. Every function is
 scoped to one user; a missing id raises
-:class:`~langmem_layers.errors.MissingUserIdError`.
+:class:`~langmem_layers.errors.MissingUserIdError`. Each is one core run by the
+sync function and by its ``a``-prefixed async twin (which awaits the store's
+async methods).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
+from collections.abc import Callable
 
+from langmem_layers._steps import Core, arun, run, twin
 from langmem_layers.episodic._types import Episode, ForgetResult
 from langmem_layers.episodic.store import EpisodeStore, _require_user
 from langmem_layers.errors import ConfigurationError
@@ -29,11 +32,57 @@ __all__ = [
 DEFAULT_TTL_DAYS = 90.0
 
 
-def _remove(store: EpisodeStore, user_id: str, victims: list[Episode]) -> ForgetResult:
-    if not victims:
+def _remove_where(
+    store: EpisodeStore, user_id: str, victims: Callable[[list[Episode]], list[Episode]]
+) -> Core[ForgetResult]:
+    """Delete the episodes ``victims(<all episodes of the user>)`` picks, with their turns."""
+    uid = _require_user(user_id)
+    chosen = victims((yield twin(store, "list_episodes", uid)))
+    if not chosen:
         return ForgetResult()
-    eps, turns = store.delete_episodes(user_id, [e.id for e in victims])
+    eps, turns = yield twin(store, "delete_episodes", uid, [e.id for e in chosen])
     return ForgetResult(episode_ids=list(eps), turn_ids=list(turns))
+
+
+def _cap(store: EpisodeStore, user_id: str, max_episodes: int) -> Core[ForgetResult]:
+    if max_episodes < 0:
+        raise ConfigurationError(f"max_episodes must be >= 0, got {max_episodes}")
+
+    def victims(eps: list[Episode]) -> list[Episode]:
+        order = sorted(eps, key=lambda e: (e.importance, max(e.last_accessed, e.created_at), e.id))
+        return order[: max(len(eps) - max_episodes, 0)]
+
+    return (yield from _remove_where(store, user_id, victims))
+
+
+def _expire(
+    store: EpisodeStore, user_id: str, ttl_days: float, now: float | None
+) -> Core[ForgetResult]:
+    if ttl_days <= 0:
+        raise ConfigurationError(f"ttl_days must be > 0, got {ttl_days}")
+    cutoff = (time.time() if now is None else now) - ttl_days * 86400
+    return (
+        yield from _remove_where(
+            store,
+            user_id,
+            lambda eps: [e for e in eps if max(e.last_accessed, e.created_at) < cutoff],
+        )
+    )
+
+
+def _evict(store: EpisodeStore, user_id: str, min_importance: float) -> Core[ForgetResult]:
+    if not 0.0 <= min_importance <= 1.0:
+        raise ConfigurationError(f"min_importance must be in [0, 1], got {min_importance}")
+    return (
+        yield from _remove_where(
+            store, user_id, lambda eps: [e for e in eps if e.importance < min_importance]
+        )
+    )
+
+
+def _forget(store: EpisodeStore, user_id: str) -> Core[ForgetResult]:
+    result: ForgetResult = yield twin(store, "forget_user", _require_user(user_id))
+    return result
 
 
 def enforce_cap(store: EpisodeStore, user_id: str, *, max_episodes: int) -> ForgetResult:
@@ -55,15 +104,7 @@ def enforce_cap(store: EpisodeStore, user_id: str, *, max_episodes: int) -> Forg
         (['s0', 's2'], 1)
 
     """
-    if max_episodes < 0:
-        raise ConfigurationError(f"max_episodes must be >= 0, got {max_episodes}")
-    uid = _require_user(user_id)
-    eps = store.list_episodes(uid)
-    excess = len(eps) - max_episodes
-    if excess <= 0:
-        return ForgetResult()
-    order = sorted(eps, key=lambda e: (e.importance, max(e.last_accessed, e.created_at), e.id))
-    return _remove(store, uid, order[:excess])
+    return run(_cap(store, user_id, max_episodes))
 
 
 def expire_unused(
@@ -91,12 +132,7 @@ def expire_unused(
         1
 
     """
-    if ttl_days <= 0:
-        raise ConfigurationError(f"ttl_days must be > 0, got {ttl_days}")
-    uid = _require_user(user_id)
-    cutoff = (time.time() if now is None else now) - ttl_days * 86400
-    victims = [e for e in store.list_episodes(uid) if max(e.last_accessed, e.created_at) < cutoff]
-    return _remove(store, uid, victims)
+    return run(_expire(store, user_id, ttl_days, now))
 
 
 def evict_unimportant(store: EpisodeStore, user_id: str, *, min_importance: float) -> ForgetResult:
@@ -114,11 +150,7 @@ def evict_unimportant(store: EpisodeStore, user_id: str, *, min_importance: floa
         2
 
     """
-    if not 0.0 <= min_importance <= 1.0:
-        raise ConfigurationError(f"min_importance must be in [0, 1], got {min_importance}")
-    uid = _require_user(user_id)
-    victims = [e for e in store.list_episodes(uid) if e.importance < min_importance]
-    return _remove(store, uid, victims)
+    return run(_evict(store, user_id, min_importance))
 
 
 def forget_user(store: EpisodeStore, user_id: str) -> ForgetResult:
@@ -135,13 +167,12 @@ def forget_user(store: EpisodeStore, user_id: str) -> ForgetResult:
         (2, 0)
 
     """
-    uid = _require_user(user_id)
-    return store.forget_user(uid)
+    return run(_forget(store, user_id))
 
 
 async def aenforce_cap(store: EpisodeStore, user_id: str, *, max_episodes: int) -> ForgetResult:
-    """Async :func:`enforce_cap`."""
-    return await asyncio.to_thread(enforce_cap, store, user_id, max_episodes=max_episodes)
+    """Async twin of :func:`enforce_cap`."""
+    return await arun(_cap(store, user_id, max_episodes))
 
 
 async def aexpire_unused(
@@ -151,17 +182,17 @@ async def aexpire_unused(
     ttl_days: float = DEFAULT_TTL_DAYS,
     now: float | None = None,
 ) -> ForgetResult:
-    """Async :func:`expire_unused`."""
-    return await asyncio.to_thread(expire_unused, store, user_id, ttl_days=ttl_days, now=now)
+    """Async twin of :func:`expire_unused`."""
+    return await arun(_expire(store, user_id, ttl_days, now))
 
 
 async def aevict_unimportant(
     store: EpisodeStore, user_id: str, *, min_importance: float
 ) -> ForgetResult:
-    """Async :func:`evict_unimportant`."""
-    return await asyncio.to_thread(evict_unimportant, store, user_id, min_importance=min_importance)
+    """Async twin of :func:`evict_unimportant`."""
+    return await arun(_evict(store, user_id, min_importance))
 
 
 async def aforget_user(store: EpisodeStore, user_id: str) -> ForgetResult:
-    """Async :func:`forget_user`."""
-    return await asyncio.to_thread(forget_user, store, user_id)
+    """Async twin of :func:`forget_user`."""
+    return await arun(_forget(store, user_id))
