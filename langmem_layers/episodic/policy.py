@@ -15,7 +15,9 @@ With a chat model, an LLM judge (structured output, :class:`EpisodeSummary`)
 decides keep/skip and writes the summary. Its output is validated; a bad reply
 is retried once with the validation error; if that fails too, the offline
 summary is used, the failure is logged and counted in
-:attr:`WritePolicy.llm_failures`.
+:attr:`WritePolicy.llm_failures`. :meth:`WritePolicy.decide` and
+:meth:`WritePolicy.adecide` run one core (the judge is called with ``invoke`` or
+awaited with ``ainvoke``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
+from langmem_layers._steps import Core, arun, invoke, run
 from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.episodic._offline import detect_trigger, offline_summary
 from langmem_layers.episodic._types import EpisodeSummary
@@ -164,6 +167,30 @@ class WritePolicy:
             return ArchiveDecision(False, why, "LLM judge: not worth keeping", summ, "llm")
         return ArchiveDecision(True, why, "LLM judge", summ, "llm")
 
+    def _decide(
+        self, messages: Sequence[BaseMessage], reason: Reason | None
+    ) -> Core[ArchiveDecision]:
+        why, early = self._precheck(messages, reason)
+        if early is not None:
+            return early
+        model = self._model()
+        if model is None:
+            return ArchiveDecision(True, why, "offline", offline_summary(messages, reason=why))
+        prompt = self._prompt(messages, why)
+        structured = model.with_structured_output(EpisodeSummary)
+        err = ""
+        for _attempt in range(2):
+            try:
+                raw = yield invoke(structured, prompt)
+                return self._finish(why, messages, self._validate(raw), "")
+            except (ValidationError, ValueError, TypeError, KeyError) as e:
+                err = str(e)
+                prompt = [*prompt, HumanMessage(f"Your output was invalid: {err}. Try again.")]
+            except Exception as e:  # model/network failure: do not retry blindly
+                err = f"{type(e).__name__}: {e}"
+                break
+        return self._finish(why, messages, None, err)
+
     def decide(
         self, messages: Sequence[BaseMessage], *, reason: Reason | None = None
     ) -> ArchiveDecision:
@@ -175,47 +202,10 @@ class WritePolicy:
                 latest user message, else ``"session_end"``.
 
         """
-        why, early = self._precheck(messages, reason)
-        if early is not None:
-            return early
-        model = self._model()
-        if model is None:
-            return ArchiveDecision(True, why, "offline", offline_summary(messages, reason=why))
-        prompt = self._prompt(messages, why)
-        structured = model.with_structured_output(EpisodeSummary)
-        err = ""
-        for _attempt in range(2):
-            try:
-                return self._finish(why, messages, self._validate(structured.invoke(prompt)), "")
-            except (ValidationError, ValueError, TypeError, KeyError) as e:
-                err = str(e)
-                prompt = [*prompt, HumanMessage(f"Your output was invalid: {err}. Try again.")]
-            except Exception as e:  # model/network failure: do not retry blindly
-                err = f"{type(e).__name__}: {e}"
-                break
-        return self._finish(why, messages, None, err)
+        return run(self._decide(messages, reason))
 
     async def adecide(
         self, messages: Sequence[BaseMessage], *, reason: Reason | None = None
     ) -> ArchiveDecision:
-        """Async :meth:`decide`."""
-        why, early = self._precheck(messages, reason)
-        if early is not None:
-            return early
-        model = self._model()
-        if model is None:
-            return ArchiveDecision(True, why, "offline", offline_summary(messages, reason=why))
-        prompt = self._prompt(messages, why)
-        structured = model.with_structured_output(EpisodeSummary)
-        err = ""
-        for _attempt in range(2):
-            try:
-                out = await structured.ainvoke(prompt)
-                return self._finish(why, messages, self._validate(out), "")
-            except (ValidationError, ValueError, TypeError, KeyError) as e:
-                err = str(e)
-                prompt = [*prompt, HumanMessage(f"Your output was invalid: {err}. Try again.")]
-            except Exception as e:
-                err = f"{type(e).__name__}: {e}"
-                break
-        return self._finish(why, messages, None, err)
+        """Async twin of :meth:`decide` (the judge is awaited with ``ainvoke``)."""
+        return await arun(self._decide(messages, reason))
