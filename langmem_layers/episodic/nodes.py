@@ -4,6 +4,10 @@ State contract of :func:`make_recall_node`: it reads ``state["messages"]`` and
 writes ``state["recalled_episodes"]``, a list of :class:`RecalledItem` dicts
 (best first) whose ``text`` fields together stay within ``max_tokens``; use
 :func:`render_recalled` to turn them into a prompt section.
+
+Each node and :func:`end_session` is one core: the sync path calls the sync
+methods, the async path (``graph.ainvoke``, :func:`aend_session`) awaits their
+async twins, so it never blocks the event loop.
 """
 
 from __future__ import annotations
@@ -13,11 +17,10 @@ from typing import Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph._internal._constants import CONFIG_KEY_RUNTIME
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables import Runnable, RunnableConfig
 
-from langmem_layers.context import resolve_identity
+from langmem_layers._steps import Core, arun, invoke, node, run, twin
+from langmem_layers.context import current_runtime, resolve_identity
 from langmem_layers.episodic._text import format_date
 from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
@@ -69,11 +72,6 @@ def render_recalled(items: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _runtime(config: Mapping[str, Any] | None) -> Any:
-    """The LangGraph ``Runtime`` of the current run, if the node runs inside a graph."""
-    return ((config or {}).get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
-
-
 def _latest_user_text(messages: Sequence[Any]) -> str:
     for msg in reversed(messages):
         if isinstance(msg, BaseMessage) and msg.type == "human":
@@ -119,7 +117,7 @@ def make_recall_node(
     state_key: str = "recalled_episodes",
     messages_key: str = "messages",
     retriever_options: Mapping[str, Any] | None = None,
-) -> RunnableCallable:
+) -> Runnable[Any, Any]:
     """A node that recalls the current user's memories for the latest user message.
 
     The user comes from ``resolve_identity(runtime=..., config=...)``; a missing
@@ -152,40 +150,47 @@ def make_recall_node(
     counter = TokenCounter()
     options = dict(retriever_options or {})
 
-    def _retriever(config: RunnableConfig | None, runtime: Any) -> EpisodicRetriever:
-        ident = resolve_identity(runtime=runtime, config=config)
-        return EpisodicRetriever(store=store, user_id=ident.user_id, k=k, **options)
-
-    def recall(state: Mapping[str, Any], config: RunnableConfig) -> dict:
-        retriever = _retriever(config, _runtime(config))
+    def recall(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict]:
+        ident = resolve_identity(runtime=current_runtime(), config=config)
+        retriever = EpisodicRetriever(store=store, user_id=ident.user_id, k=k, **options)
         query = _latest_user_text(state.get(messages_key) or [])
         if not query:
             return {state_key: []}
-        return {state_key: _budget(retriever.invoke(query), counter, max_tokens)}
+        docs = yield invoke(retriever, query)
+        return {state_key: _budget(docs, counter, max_tokens)}
 
-    async def arecall(state: Mapping[str, Any], config: RunnableConfig) -> dict:
-        retriever = _retriever(config, _runtime(config))
-        query = _latest_user_text(state.get(messages_key) or [])
-        if not query:
-            return {state_key: []}
-        return {state_key: _budget(await retriever.ainvoke(query), counter, max_tokens)}
-
-    return RunnableCallable(recall, arecall, name="recall_episodes")
+    return node(recall, name="recall_episodes")
 
 
-def _archive_common(
+def _end_session(
     store: EpisodeStore,
     messages: Sequence[BaseMessage],
     *,
     user_id: str | None,
     session_id: str | None,
-    runtime: Any,
+    reason: Reason | None,
+    policy: WritePolicy | None,
+    model: BaseChatModel | None,
+    created_at: float | None,
     config: Mapping[str, Any] | None,
-) -> tuple[str, str]:
+    runtime: Any,
+) -> Core[ArchiveDecision]:
     ident = resolve_identity(
         user_id=user_id, thread_id=session_id, runtime=runtime, config=config, require_thread=True
     )
-    return ident.user_id, str(ident.thread_id)
+    pol = policy or WritePolicy(model=model)
+    decision: ArchiveDecision = yield twin(pol, "decide", messages, reason=reason)
+    if decision.archive:
+        yield twin(
+            store,
+            "archive",
+            ident.user_id,
+            str(ident.thread_id),
+            messages,
+            summary=decision.summary,
+            created_at=created_at,
+        )
+    return decision
 
 
 def end_session(
@@ -218,14 +223,20 @@ def end_session(
         False
 
     """
-    uid, sid = _archive_common(
-        store, messages, user_id=user_id, session_id=session_id, runtime=runtime, config=config
+    return run(
+        _end_session(
+            store,
+            messages,
+            user_id=user_id,
+            session_id=session_id,
+            reason=reason,
+            policy=policy,
+            model=model,
+            created_at=created_at,
+            config=config,
+            runtime=runtime,
+        )
     )
-    pol = policy or WritePolicy(model=model)
-    decision = pol.decide(messages, reason=reason)
-    if decision.archive:
-        store.archive(uid, sid, messages, summary=decision.summary, created_at=created_at)
-    return decision
 
 
 async def aend_session(
@@ -242,15 +253,21 @@ async def aend_session(
     config: Mapping[str, Any] | None = None,
     runtime: Any = None,
 ) -> ArchiveDecision:
-    """Async :func:`end_session`."""
-    uid, sid = _archive_common(
-        store, messages, user_id=user_id, session_id=session_id, runtime=runtime, config=config
+    """Async twin of :func:`end_session`."""
+    return await arun(
+        _end_session(
+            store,
+            messages,
+            user_id=user_id,
+            session_id=session_id,
+            reason=reason,
+            policy=policy,
+            model=model,
+            created_at=created_at,
+            config=config,
+            runtime=runtime,
+        )
     )
-    pol = policy or WritePolicy(model=model)
-    decision = await pol.adecide(messages, reason=reason)
-    if decision.archive:
-        await store.aarchive(uid, sid, messages, summary=decision.summary, created_at=created_at)
-    return decision
 
 
 def make_archive_node(
@@ -261,7 +278,7 @@ def make_archive_node(
     model: BaseChatModel | None = None,
     messages_key: str = "messages",
     end_key: str | None = "session_ended",
-) -> RunnableCallable:
+) -> Runnable[Any, Any]:
     """A node that archives the session on "remember this", a key decision, or session end.
 
     It runs after the model on every turn. It archives the whole thread so far
@@ -290,30 +307,21 @@ def make_archive_node(
             return "session_end"
         return WritePolicy.trigger(state.get(messages_key) or [])
 
-    def archive(state: Mapping[str, Any], config: RunnableConfig) -> dict:
+    def archive(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict]:
         reason = _reason(state)
         if reason is not None:
-            end_session(
+            yield from _end_session(
                 store,
                 list(state.get(messages_key) or []),
+                user_id=None,
+                session_id=None,
                 reason=reason,
                 policy=pol,
+                model=None,
+                created_at=None,
                 config=config,
-                runtime=_runtime(config),
+                runtime=current_runtime(),
             )
         return {}
 
-    async def aarchive(state: Mapping[str, Any], config: RunnableConfig) -> dict:
-        reason = _reason(state)
-        if reason is not None:
-            await aend_session(
-                store,
-                list(state.get(messages_key) or []),
-                reason=reason,
-                policy=pol,
-                config=config,
-                runtime=_runtime(config),
-            )
-        return {}
-
-    return RunnableCallable(archive, aarchive, name="archive_episode")
+    return node(archive, name="archive_episode")
