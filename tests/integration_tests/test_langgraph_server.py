@@ -14,6 +14,7 @@ server is stopped and `.langgraph_api/` removed, leaving the repository as it wa
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -77,6 +78,17 @@ def _tail(log: Path, chars: int = 6000) -> str:
         return "(no log)"
 
 
+_PROBLEMS = ("Traceback", "BlockingError", "Synchronous calls to", "InvalidStateError")
+
+
+def _is_problem(line: str) -> bool:
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", line)
+    return (
+        any(p in plain for p in _PROBLEMS)
+        or re.search(r"\[(error|critical)\s*\]", plain) is not None
+    )
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         proc.terminate()
@@ -89,7 +101,12 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 @contextmanager
 def _langgraph_dev(tmp_path: Path, extra_env: dict[str, str]) -> Iterator[str]:
-    """Run `langgraph dev` from the repository root; yield its URL; stop it and clean up."""
+    """Run `langgraph dev` from the repository root; yield its URL; stop it and clean up.
+
+    Afterwards its log must show no error: the server raises on synchronous store calls
+    and on blocking I/O in its event loop, and an error swallowed by the package would
+    still be logged.
+    """
     if SERVER_DATA.exists():
         pytest.fail(
             f"{SERVER_DATA} exists (left by an earlier `langgraph dev`?): move it away first; "
@@ -143,6 +160,9 @@ def _langgraph_dev(tmp_path: Path, extra_env: dict[str, str]) -> Iterator[str]:
                 )
             time.sleep(0.5)
         yield url
+        _stop(proc)
+        problems = [line for line in _tail(log, 10**7).splitlines() if _is_problem(line)]
+        assert not problems, "langgraph dev logged:\n" + "\n".join(problems[:20])
     except BaseException:
         sys.stderr.write(f"--- langgraph dev log ---\n{_tail(log)}\n")
         raise
