@@ -2,7 +2,8 @@
 
 `langgraph dev --no-browser --no-reload` (langgraph-cli with the in-memory runtime) starts from
 the repository root, as a user would, with LANGMEM_HOME in a temporary folder and nothing that
-reaches the network (no version check, no tracing, no API keys: the offline demo model answers).
+reaches the network (no version check, no CLI analytics, no tracing, no API keys: the
+offline demo model answers).
 Two threads for one user, the user id in each run's context: the first states facts (enough
 turns for profile extraction) and says "remember this"; `expire_sessions` then archives it and
 deletes it; the second thread recalls the archived fact, a profile fact extracted during the
@@ -118,6 +119,7 @@ def _langgraph_dev(tmp_path: Path, extra_env: dict[str, str]) -> Iterator[str]:
     env.update(
         LANGMEM_HOME=str(tmp_path / "home"),
         LANGGRAPH_NO_VERSION_CHECK="true",
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
         LANGSMITH_TRACING="false",
         LANGCHAIN_TRACING_V2="false",
         PYTHONUNBUFFERED="1",
