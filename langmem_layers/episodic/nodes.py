@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from langmem_layers._steps import Core, arun, invoke, node, run, twin
+from langmem_layers._steps import Core, arun, blocking, invoke, node, run, twin
 from langmem_layers.context import current_runtime, resolve_identity
 from langmem_layers.episodic._text import format_date
 from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
@@ -178,7 +178,8 @@ def _end_session(
     ident = resolve_identity(
         user_id=user_id, thread_id=session_id, runtime=runtime, config=config, require_thread=True
     )
-    pol = policy or WritePolicy(model=model)
+    # a new policy loads its token encoding (from disk, the first time): not on the loop
+    pol = policy or (yield blocking(WritePolicy, model=model))
     decision: ArchiveDecision = yield twin(pol, "decide", messages, reason=reason)
     if decision.archive:
         yield twin(

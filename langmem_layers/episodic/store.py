@@ -378,11 +378,21 @@ class EpisodeStore:
         """Flush buffered access updates (the Chroma client stays usable)."""
         self.flush()
 
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`."""
+        await self.aflush()
+
     def __enter__(self) -> EpisodeStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> EpisodeStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def _delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> Core[tuple[list, list]]:
         uid = _require_user(user_id)

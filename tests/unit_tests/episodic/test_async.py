@@ -106,6 +106,15 @@ async def test_store_async_matches_sync(chroma_client: Any) -> None:
     assert sync.get_turns("ada", a.id) == await asy.aget_turns("ada", b.id)
 
 
+async def test_async_context_manager_flushes(strict_store: EpisodeStore) -> None:
+    async with strict_store as store:
+        ep = await store.aarchive("ada", "t1", _session("tea"))
+        await store.atouch("ada", [ep.id], now=7000.0)
+    got = await asyncio.to_thread(store.collection.get, ids=[ep.id], include=["metadatas"])
+    assert got["metadatas"][0]["access_count"] == 1
+    await store.aclose()  # idempotent
+
+
 async def test_store_async_errors_match_sync(strict_store: EpisodeStore) -> None:
     with pytest.raises(MissingUserIdError):
         await strict_store.aarchive("", "t1", _session("x"))
