@@ -33,7 +33,11 @@ class MemoryContext:
 
     Attributes:
         user_id: Whose memory to read and write. Any non-empty string
-            (emails and Chinese names are fine).
+            (emails and Chinese names are fine). It defaults to ``None`` only so
+            that a run started with an empty context (the LangGraph server
+            passes ``context={}``) fails with a clear
+            :class:`~langmem_layers.errors.MissingUserIdError` from the memory
+            layers instead of a ``TypeError`` from the dataclass.
         agent_id: Optional agent identity, used by layers that can share data
             per agent (procedural memory in ``scope="agent"``).
 
@@ -44,7 +48,7 @@ class MemoryContext:
 
     """
 
-    user_id: str
+    user_id: str | None = None
     agent_id: str | None = None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
@@ -15,6 +15,7 @@ from langchain_core.tools import tool as as_tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from pydantic import ConfigDict, PrivateAttr
+from typing_extensions import TypedDict
 
 from langmem_layers._steps import Call, Core, arun, node, run, twin
 from langmem_layers.context import current_runtime

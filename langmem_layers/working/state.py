@@ -19,10 +19,11 @@ Scratchpad updates are merged by :func:`merge_scratchpad`:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from langmem_layers.errors import ConfigurationError
 
