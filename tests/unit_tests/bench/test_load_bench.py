@@ -28,15 +28,16 @@ async def test_two_users_one_conversation_each_all_verified(backend: str, tmp_pa
     assert warm["turns"] == seq["turns"] == script
     assert par["turns"] == 2 * script
     assert seq["session_ends"] == 2 and par["session_ends"] == 4
+    assert (seq["conversations"], par["conversations"]) == (1, 2)
     for r in report["phases"]:
         assert r["errors"] == {}
         assert r["turns_per_s"] > 0
     assert report["errors"] == 0
     assert report["missing"] == []
-    assert set(report["users_checked"]) == {"seq-00", "user-00", "user-01"}
+    assert set(report["users_checked"]) == {"seq-00.0", "user-00.0", "user-01.0"}
     assert all(u == {"threads": 2, "conversations": 1} for u in report["users_checked"].values())
     text = bench.format_report(report)
-    assert "verification passed: 3 users, 6 threads" in text
+    assert "verification passed: 3 user ids, 6 threads" in text
     assert "throughput ratio 2 concurrent / 1 sequential" in text
     assert "errors: 0 (target 0: met)" in text
     assert list(tmp_path.iterdir()) == []  # the run removed what it wrote
@@ -58,6 +59,7 @@ def test_a_failed_verification_is_printed_with_what_is_missing() -> None:
         "where": "in memory",
         "omp_num_threads": "1",
         "cpus": 2,
+        "loadavg_1min_before_after": [0.5, 1.0],
         "phases": [row, row, {**row, "users": 4, "errors": {bench.LOCKED: 2}}],
         "ratio": 0.9,
         "errors": 2,
