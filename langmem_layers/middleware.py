@@ -65,6 +65,11 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         extract_every: Extract the profile every N user turns.
         recall_k: Episodic items recalled per invocation.
 
+    Session end: an agent's state holds no user id and the compiled agent does
+    not carry the layers, so pass both:
+    ``end_session(agent, thread_id=..., user_id=..., memory=middleware)``
+    (``aend_session`` likewise).
+
     Tool errors: ``create_agent``'s tool node re-raises a tool's exception by
     default (unlike the reference graph, which turns it into an error
     ``ToolMessage``). The failure is recorded either way; to let the model see

@@ -67,12 +67,19 @@ class SessionEndReport:
     deleted: bool = False
 
 
-def _components(graph: Any) -> Any:
-    memory = getattr(graph, "memory", None)
+def _components(graph: Any, memory: Any = None) -> Any:
+    memory = memory if memory is not None else getattr(graph, "memory", None)
     if memory is None:
         raise ConfigurationError(
-            "this graph has no memory components: build it with build_memory_graph(...) or "
-            "create_memory_graph_builder(...).compile(...) and keep graph.memory = builder.memory"
+            "this graph has no memory components: build it with build_memory_graph(...), or "
+            "pass memory=... (the MemoryMiddleware of an agent built with create_agent, or "
+            "builder.memory of create_memory_graph_builder(...))"
+        )
+    missing = [a for a in ("episodes", "updater", "policy", "procedural") if not hasattr(memory, a)]
+    if missing:
+        raise ConfigurationError(
+            f"memory={type(memory).__name__} lacks {', '.join(missing)}: pass a MemoryMiddleware "
+            "or the MemoryComponents of a memory graph"
         )
     return memory
 
@@ -126,7 +133,13 @@ def _user_for(user_id: str | None, values: Mapping[str, Any]) -> str:
 
 
 def end_session(
-    graph: Any, /, *, thread_id: str, user_id: str | None = None, force: bool = False
+    graph: Any,
+    /,
+    *,
+    thread_id: str,
+    user_id: str | None = None,
+    force: bool = False,
+    memory: Any = None,
 ) -> SessionEndReport:
     """Archive a thread into episodic memory and finish its profile extraction.
 
@@ -135,6 +148,9 @@ def end_session(
         thread_id: The session to end.
         user_id: Its user (default: the ``user_id`` the graph stored in state).
         force: Archive even a trivial session (as if the user asked).
+        memory: The memory layers, when ``graph`` does not carry them: the
+            :class:`~langmem_layers.MemoryMiddleware` of an agent built with
+            ``create_agent`` (pass ``user_id`` too: an agent's state holds none).
 
     Returns:
         A :class:`SessionEndReport`.
@@ -159,18 +175,26 @@ def end_session(
         (True, 6)
 
     """
-    return run(_end(graph, thread_id, user_id, force))
+    return run(_end(graph, thread_id, user_id, force, memory))
 
 
 async def aend_session(
-    graph: Any, /, *, thread_id: str, user_id: str | None = None, force: bool = False
+    graph: Any,
+    /,
+    *,
+    thread_id: str,
+    user_id: str | None = None,
+    force: bool = False,
+    memory: Any = None,
 ) -> SessionEndReport:
     """Async :func:`end_session`."""
-    return await arun(_end(graph, thread_id, user_id, force))
+    return await arun(_end(graph, thread_id, user_id, force, memory))
 
 
-def _end(graph: Any, thread_id: str, user_id: str | None, force: bool) -> Core[SessionEndReport]:
-    memory = _components(graph)
+def _end(
+    graph: Any, thread_id: str, user_id: str | None, force: bool, memory: Any = None
+) -> Core[SessionEndReport]:
+    memory = _components(graph, memory)
     state = yield store_call(graph, "get_state", _config(thread_id))
     uid = _user_for(user_id, state.values or {})
     messages = yield from _transcript(graph, thread_id)

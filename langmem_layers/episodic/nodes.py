@@ -13,11 +13,12 @@ async twins, so it never blocks the event loop.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
+from typing_extensions import TypedDict
 
 from langmem_layers._steps import Core, arun, blocking, invoke, node, run, twin
 from langmem_layers.context import current_runtime, resolve_identity

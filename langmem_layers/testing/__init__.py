@@ -7,6 +7,9 @@
 * :func:`tool_call` / :func:`structured_reply`: build scripted responses;
 * :class:`OfflineDemoModel` and the ``get_weather`` tool: the rule-based
   offline agent of the demo (it answers only from injected memory);
+* :class:`LoopGuardStore`, :class:`LoopStrict`, :class:`LoopStrictEmbeddings`
+  and :func:`on_event_loop`: make a test fail when an async path does
+  blocking work on the event loop (a sync store call, Chroma, a local model);
 * pytest fixtures in :mod:`langmem_layers.testing.fixtures`
   (``pytest_plugins = ["langmem_layers.testing.fixtures"]``).
 """
@@ -17,12 +20,22 @@ from langmem_layers.testing._fakes import (
     structured_reply,
     tool_call,
 )
+from langmem_layers.testing._guards import (
+    LoopGuardStore,
+    LoopStrict,
+    LoopStrictEmbeddings,
+    on_event_loop,
+)
 
 __all__ = [
     "DeterministicEmbeddings",
     "FakeChatModel",
+    "LoopGuardStore",
+    "LoopStrict",
+    "LoopStrictEmbeddings",
     "OfflineDemoModel",
     "get_weather",
+    "on_event_loop",
     "structured_reply",
     "tool_call",
 ]

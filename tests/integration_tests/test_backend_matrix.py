@@ -213,20 +213,21 @@ class SyncOps:
         episodes: EpisodeStore,
         procedural: Any,
         *,
-        user_in_state: bool = True,
+        memory: MemoryMiddleware | None = None,
     ) -> None:
         self.app, self.store, self.eps, self.procedural = app, store, episodes, procedural
-        # the reference graph keeps the user id in its state; an agent's state does not
-        self.user_in_state = user_in_state
+        # the reference graph carries its layers and keeps the user id in its state; an
+        # agent's middleware is passed as memory=..., and its state holds no user id
+        self.memory = memory
 
     def _user(self, user: str) -> str | None:
-        return None if self.user_in_state else user
+        return None if self.memory is None else user
 
     def turn(self, text: str, thread: str, user: str) -> dict[str, Any]:
         return dict(self.app.invoke(_turn_input(text), _cfg(thread), context={"user_id": user}))
 
     def end_session(self, thread: str, user: str) -> Any:
-        return end_session(self.app, thread_id=thread, user_id=self._user(user))
+        return end_session(self.app, thread_id=thread, user_id=self._user(user), memory=self.memory)
 
     def profile(self, user: str) -> Any:
         return ProfileStore(self.store).get(user)
@@ -246,7 +247,9 @@ class AsyncOps(SyncOps):
         return dict(out)
 
     async def end_session(self, thread: str, user: str) -> Any:  # type: ignore[override]
-        return await aend_session(self.app, thread_id=thread, user_id=self._user(user))
+        return await aend_session(
+            self.app, thread_id=thread, user_id=self._user(user), memory=self.memory
+        )
 
     async def profile(self, user: str) -> Any:  # type: ignore[override]
         return await ProfileStore(self.store).aget(user)
@@ -463,15 +466,14 @@ def _graph(model: FakeChatModel, saver: Any, store: Any, episodes: EpisodeStore)
     )
 
 
-def _agent(model: FakeChatModel, saver: Any, store: Any, episodes: EpisodeStore) -> Any:
+def _agent(
+    model: FakeChatModel, saver: Any, store: Any, episodes: EpisodeStore
+) -> tuple[Any, MemoryMiddleware]:
     memory = MemoryMiddleware(episodes, extract_every=1)  # profile + outcomes in the agent's store
     agent = create_agent(
         model, [flaky_export_tool()], middleware=[memory], checkpointer=saver, store=store
     )
-    # end_session/aend_session find the layers as `app.memory` (episodes, updater, policy,
-    # procedural): the middleware carries exactly these
-    agent.memory = memory
-    return agent
+    return agent, memory
 
 
 # -- the matrix --------------------------------------------------------------------------
@@ -510,8 +512,8 @@ def test_agent_middleware_sync(
 ) -> None:
     model = scripted_model()
     with backend(tmp_path, request) as (saver, store):
-        agent = _agent(model, saver, store, episodes)
-        ops = SyncOps(agent, store, episodes, agent.memory.procedural, user_in_state=False)
+        agent, memory = _agent(model, saver, store, episodes)
+        ops = SyncOps(agent, store, episodes, memory.procedural, memory=memory)
         drive(two_sessions(model), ops)
 
 
@@ -525,8 +527,8 @@ async def test_agent_middleware_async(
 ) -> None:
     model = scripted_model()
     async with backend(tmp_path, request) as (saver, store):
-        agent = _agent(model, saver, store, episodes)
-        ops = AsyncOps(agent, store, episodes, agent.memory.procedural, user_in_state=False)
+        agent, memory = _agent(model, saver, store, episodes)
+        ops = AsyncOps(agent, store, episodes, memory.procedural, memory=memory)
         await adrive(two_sessions(model), ops)
     if loop_watch.calls:
         pytest.fail("blocking calls on the event loop:\n" + loop_watch.report(), pytrace=False)

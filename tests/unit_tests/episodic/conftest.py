@@ -5,9 +5,7 @@ from typing import Any
 import pytest
 
 from langmem_layers.episodic import EpisodeStore
-from langmem_layers.testing import DeterministicEmbeddings
-
-from ._guards import LoopStrict, LoopStrictEmbeddings
+from langmem_layers.testing import DeterministicEmbeddings, LoopStrict, LoopStrictEmbeddings
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """The async paths of the episodic layer: same results as sync, nothing blocking on the loop.
 
 ``strict_store`` fails on any Chroma client call or embedding call made on the
-event loop's thread (see ``_guards``), so every test here that passes on it
-proves the async path runs that work in a worker thread.
+event loop's thread (see ``langmem_layers.testing.LoopStrict``), so every test
+here that passes on it proves the async path runs that work in a worker thread.
 """
 
 from __future__ import annotations

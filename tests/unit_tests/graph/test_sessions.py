@@ -144,10 +144,10 @@ async def test_aexpire_idle_sessions(
     graph = make_graph(FakeChatModel(responses=[], default="ok"))
     middle = _two_threads(graph)
 
-    def broken(*args: Any, **kwargs: Any) -> Any:
+    async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("chroma is down")
 
-    monkeypatch.setattr(episodes, "archive", broken)
+    monkeypatch.setattr(episodes, "aarchive", broken)
     assert await aexpire_idle_sessions(graph, ttl=3600, now=middle + 3600) == []
     assert (await graph.aget_state(_cfg("old"))).values["messages"]
     monkeypatch.undo()

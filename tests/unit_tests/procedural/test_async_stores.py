@@ -34,28 +34,7 @@ from langmem_layers.procedural import (
     record_tool,
 )
 from langmem_layers.procedural.memory import _flush_at_exit
-from langmem_layers.testing import FakeChatModel, tool_call
-
-
-class LoopGuardStore(BaseStore):
-    """An InMemoryStore whose sync API fails inside a running event loop."""
-
-    def __init__(self) -> None:
-        self.inner = InMemoryStore()
-        self.sync_calls = 0
-        self.async_calls = 0
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        self.sync_calls += 1
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return self.inner.batch(ops)
-        raise AssertionError("synchronous store call inside a running event loop")
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        self.async_calls += 1
-        return await self.inner.abatch(ops)
+from langmem_layers.testing import FakeChatModel, LoopGuardStore, tool_call
 
 
 @tool

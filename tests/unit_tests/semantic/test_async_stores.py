@@ -36,35 +36,13 @@ from langmem_layers.semantic import (
     create_profile_extraction_node,
     create_profile_injection_node,
 )
-from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, structured_reply
-
-
-def on_event_loop() -> bool:
-    """True when the calling thread is running an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-class LoopGuardStore(BaseStore):
-    """An InMemoryStore whose sync API fails inside a running event loop."""
-
-    def __init__(self, inner: BaseStore | None = None) -> None:
-        self.inner = inner or InMemoryStore()
-        self.sync_calls = 0
-        self.async_calls = 0
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        self.sync_calls += 1
-        if on_event_loop():
-            raise AssertionError("synchronous store call inside a running event loop")
-        return self.inner.batch(ops)
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        self.async_calls += 1
-        return await self.inner.abatch(ops)
+from langmem_layers.testing import (
+    DeterministicEmbeddings,
+    FakeChatModel,
+    LoopGuardStore,
+    on_event_loop,
+    structured_reply,
+)
 
 
 class LoopStrictModel(FakeChatModel):
