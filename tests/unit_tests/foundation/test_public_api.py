@@ -102,3 +102,25 @@ def test_import_is_lazy():
     code = "import sys, langmem_layers; print('chromadb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+TESTING_EXPECTED = [
+    "DeterministicEmbeddings",
+    "FakeChatModel",
+    "LoopGuardStore",
+    "LoopStrict",
+    "LoopStrictEmbeddings",
+    "OfflineDemoModel",
+    "get_weather",
+    "on_event_loop",
+    "structured_reply",
+    "tool_call",
+]
+
+
+def test_testing_api_is_pinned():
+    import langmem_layers.testing as testing
+
+    assert sorted(testing.__all__) == TESTING_EXPECTED
+    for name in testing.__all__:
+        assert getattr(testing, name) is not None, name
