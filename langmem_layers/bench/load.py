@@ -404,8 +404,10 @@ async def verify(graph: Any, backend: Backend, logs: dict[str, UserLog]) -> list
         if not log.threads:
             continue
         items = {f"{i.field}.{i.key}": str(i.value) for i in (await profiles.aget(p.user_id)).items}
-        for key, value in (("context.role", p.role), ("tech_stack.database", p.database)):
-            if value.lower() not in items.get(key, "").lower():
+        told = {text for sent in log.threads.values() for text in sent}
+        facts = (("context.role", p.role), ("tech_stack.database", p.database))
+        for (key, value), text in zip(facts, p.sessions[0], strict=False):
+            if text in told and value.lower() not in items.get(key, "").lower():
                 missing.append(f"{p.user_id}: profile {key}={value!r} (has {items.get(key)!r})")
         stored = {e.session_id for e in await backend.episodes.alist_episodes(p.user_id)}
         for thread in sorted((log.remembered | log.archived) - stored):

@@ -43,6 +43,28 @@ async def test_two_users_one_conversation_each_all_verified(backend: str, tmp_pa
     assert list(tmp_path.iterdir()) == []  # the run removed what it wrote
 
 
+async def test_verification_expects_only_what_was_said_and_reports_lost_turns(
+    tmp_path: Path,
+) -> None:
+    async with bench.open_backend(
+        "memory", tmp_path / "data", embeddings=DeterministicEmbeddings()
+    ) as be:
+        graph = bench.build_graph(be)
+        log = bench.UserLog(bench.Persona.make("cut.0", 0))
+        first = log.persona.sessions[0][0]  # the deadline came after the first turn
+        cfg = {"configurable": {"thread_id": "cut.0-c0-s1"}}
+        await graph.ainvoke({"messages": [("user", first)]}, cfg, context={"user_id": "cut.0"})
+        log.threads["cut.0-c0-s1"] = [first]
+        assert await bench.verify(graph, be, {"cut.0": log}) == []  # no database asked for
+        log.threads["cut.0-c0-s1"].append("a turn the checkpointer never saw")
+        log.remembered.add("cut.0-c0-s1")
+        missing = await bench.verify(graph, be, {"cut.0": log})
+    assert missing == [
+        "cut.0-c0-s1: checkpoints hold 1/2 user turns",
+        "cut.0: no episode for session cut.0-c0-s1",
+    ]
+
+
 def test_locked_errors_are_counted_apart_from_their_type() -> None:
     phase = bench.Phase("x", 1)
     phase.error(sqlite3.OperationalError("database is locked"))
