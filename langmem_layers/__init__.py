@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "StorageError": "langmem_layers.errors",
     "Identity": "langmem_layers.context",
     "MemoryContext": "langmem_layers.context",
+    "RunScope": "langmem_layers.context",
     "decode_label": "langmem_layers.context",
     "encode_label": "langmem_layers.context",
     "resolve_identity": "langmem_layers.context",
@@ -119,6 +120,7 @@ __all__ = [
     "ProfileUpdate",
     "ProfileUpdater",
     "RecordedTool",
+    "RunScope",
     "Scratchpad",
     "SessionEndReport",
     "Storage",
@@ -181,6 +183,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from langmem_layers.context import (
         Identity,
         MemoryContext,
+        RunScope,
         decode_label,
         encode_label,
         resolve_identity,

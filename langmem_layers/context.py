@@ -18,6 +18,7 @@ from langmem_layers.errors import ConfigurationError, MissingUserIdError
 __all__ = [
     "Identity",
     "MemoryContext",
+    "RunScope",
     "decode_label",
     "encode_label",
     "resolve_identity",
@@ -50,6 +51,38 @@ class MemoryContext:
 
     user_id: str | None = None
     agent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunScope:
+    """Who and where one call reads and writes: ids, the run, and the store.
+
+    Replaces the ``user_id``/``agent_id``/``runtime``/``config``/``store``
+    keyword arguments that layer methods would otherwise repeat. Every field is
+    optional: what is missing is resolved from the running graph
+    (``Runtime.context``, ``config["configurable"]``, the graph's store); a
+    user id that cannot be found anywhere is still a
+    :class:`~langmem_layers.errors.MissingUserIdError`.
+
+    Attributes:
+        user_id: Whose memory (wins over the run's context).
+        agent_id: Which agent, for data shared per agent.
+        runtime: A LangGraph ``Runtime`` (default: the current run's).
+        config: A ``RunnableConfig`` (default: the current run's).
+        store: A LangGraph ``BaseStore`` (default: the component's, else the graph's).
+
+    Example:
+        >>> from langmem_layers import RunScope
+        >>> RunScope(user_id="ada").user_id
+        'ada'
+
+    """
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    runtime: Any = None
+    config: Mapping[str, Any] | None = None
+    store: Any = None
 
 
 @dataclass(frozen=True, slots=True)

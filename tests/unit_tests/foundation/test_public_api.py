@@ -30,6 +30,7 @@ EXPECTED = [
     "ProfileUpdate",
     "ProfileUpdater",
     "RecordedTool",
+    "RunScope",
     "Scratchpad",
     "SessionEndReport",
     "Storage",
