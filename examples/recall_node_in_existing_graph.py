@@ -3,7 +3,7 @@
 Your graph keeps its own state, nodes and model. You add two things:
 
 1. a ``recalled_episodes`` key in the state (a plain list);
-2. the node from ``make_recall_node(store)`` before your model node.
+2. the node from ``create_recall_node(store)`` before your model node.
 
 The node reads the latest user message, recalls that user's earlier sessions
 (the user id comes from ``context={"user_id": ...}``, or from
@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from langmem_layers import EpisodeStore, MemoryContext, make_recall_node, render_recalled
+from langmem_layers import EpisodeStore, MemoryContext, create_recall_node, render_recalled
 
 
 class State(TypedDict, total=False):
@@ -59,7 +59,7 @@ def main() -> None:
         )
 
         builder = StateGraph(State, context_schema=MemoryContext)
-        builder.add_node("recall", make_recall_node(store, k=2, max_tokens=200))
+        builder.add_node("recall", create_recall_node(store, k=2, max_tokens=200))
         builder.add_node("answer", answer)
         builder.add_edge(START, "recall")
         builder.add_edge("recall", "answer")

@@ -40,8 +40,8 @@ from langmem_layers.episodic import (
     RecalledItem,
     WritePolicy,
     aend_session,
+    create_recall_node,
     end_session,
-    make_recall_node,
     render_recalled,
 )
 from langmem_layers.errors import ConfigurationError
@@ -362,7 +362,7 @@ def create_memory_graph_builder(
         budget_tokens=budget_tokens,
         counter=counter,
     )
-    recall = make_recall_node(episode_store, k=recall_k, max_tokens=recall_tokens)
+    recall = create_recall_node(episode_store, k=recall_k, max_tokens=recall_tokens)
     window = create_window_node(
         max_tokens=window_tokens,
         keep_last_turns=keep_last_turns,

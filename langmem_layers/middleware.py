@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import resolve_identity
 from langmem_layers.defaults import Storage
-from langmem_layers.episodic import EpisodeStore, RecalledItem, WritePolicy, make_recall_node
+from langmem_layers.episodic import EpisodeStore, RecalledItem, WritePolicy, create_recall_node
 from langmem_layers.graph import after_turn, compose_prompt, memory_sections
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
 from langmem_layers.semantic import ProfileStore, ProfileUpdater
@@ -122,7 +122,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         self.budget_tokens = budget_tokens
         self.updater = ProfileUpdater(self.profiles, model=model, every_n_turns=extract_every)
         self.policy = WritePolicy(model=model)
-        self._recall = make_recall_node(episodes, k=recall_k, max_tokens=recall_tokens)
+        self._recall = create_recall_node(episodes, k=recall_k, max_tokens=recall_tokens)
         self._window = create_window_node(
             max_tokens=window_tokens,
             keep_last_turns=keep_last_turns,

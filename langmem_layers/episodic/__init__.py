@@ -5,7 +5,7 @@
   recency and importance, scoped to one user;
 * :class:`WritePolicy` / :func:`end_session`: when and how a session is archived (LLM judge
   with an offline fallback);
-* :func:`make_recall_node` / :func:`make_archive_node`: LangGraph nodes (sync + async);
+* :func:`create_recall_node` / :func:`create_archive_node`: LangGraph nodes (sync + async);
 * forgetting: :func:`enforce_cap`, :func:`expire_unused`, :func:`evict_unimportant`,
   :func:`forget_user`.
 """
@@ -26,9 +26,9 @@ from langmem_layers.episodic.forgetting import (
 from langmem_layers.episodic.nodes import (
     RecalledItem,
     aend_session,
+    create_archive_node,
+    create_recall_node,
     end_session,
-    make_archive_node,
-    make_recall_node,
     render_recalled,
 )
 from langmem_layers.episodic.policy import ArchiveDecision, WritePolicy
@@ -49,6 +49,8 @@ __all__ = [
     "aevict_unimportant",
     "aexpire_unused",
     "aforget_user",
+    "create_archive_node",
+    "create_recall_node",
     "detect_trigger",
     "end_session",
     "enforce_cap",
@@ -56,8 +58,6 @@ __all__ = [
     "evict_unimportant",
     "expire_unused",
     "forget_user",
-    "make_archive_node",
-    "make_recall_node",
     "render_recalled",
     "tokenize",
 ]

@@ -1,6 +1,6 @@
 """Graph nodes: recall before the model, archive after it, and ``end_session``.
 
-State contract of :func:`make_recall_node`: it reads ``state["messages"]`` and
+State contract of :func:`create_recall_node`: it reads ``state["messages"]`` and
 writes ``state["recalled_episodes"]``, a list of :class:`RecalledItem` dicts
 (best first) whose ``text`` fields together stay within ``max_tokens``; use
 :func:`render_recalled` to turn them into a prompt section.
@@ -32,9 +32,9 @@ from langmem_layers.tokens import TokenCounter, message_text
 __all__ = [
     "RecalledItem",
     "aend_session",
+    "create_archive_node",
+    "create_recall_node",
     "end_session",
-    "make_archive_node",
-    "make_recall_node",
     "render_recalled",
 ]
 
@@ -109,7 +109,7 @@ def _budget(docs: Sequence[Any], counter: TokenCounter, max_tokens: int) -> list
     return out
 
 
-def make_recall_node(
+def create_recall_node(
     store: EpisodeStore,
     /,
     *,
@@ -135,11 +135,11 @@ def make_recall_node(
     Example:
         >>> import tempfile
         >>> from langchain_core.messages import HumanMessage
-        >>> from langmem_layers.episodic import EpisodeStore, make_recall_node
+        >>> from langmem_layers.episodic import EpisodeStore, create_recall_node
         >>> from langmem_layers.testing import DeterministicEmbeddings
         >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
         >>> _ = store.archive("ada", "t1", [HumanMessage("I am allergic to peanuts")])
-        >>> node = make_recall_node(store, k=1)
+        >>> node = create_recall_node(store, k=1)
         >>> out = node.invoke({"messages": [HumanMessage("any allergies?")]},
         ...                   {"configurable": {"user_id": "ada"}})
         >>> "peanuts" in out["recalled_episodes"][0]["text"]
@@ -272,7 +272,7 @@ async def aend_session(
     )
 
 
-def make_archive_node(
+def create_archive_node(
     store: EpisodeStore,
     /,
     *,
@@ -291,10 +291,10 @@ def make_archive_node(
     Example:
         >>> import tempfile
         >>> from langchain_core.messages import HumanMessage
-        >>> from langmem_layers.episodic import EpisodeStore, make_archive_node
+        >>> from langmem_layers.episodic import EpisodeStore, create_archive_node
         >>> from langmem_layers.testing import DeterministicEmbeddings
         >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
-        >>> node = make_archive_node(store)
+        >>> node = create_archive_node(store)
         >>> cfg = {"configurable": {"user_id": "ada", "thread_id": "t1"}}
         >>> node.invoke({"messages": [HumanMessage("记住：我对花生过敏")]}, cfg)
         {}

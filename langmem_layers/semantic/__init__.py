@@ -23,9 +23,9 @@ from langmem_layers.semantic.render import create_profile_injection_node, render
 from langmem_layers.semantic.schema import (
     FieldSpec,
     MergePolicy,
+    ProfileSchema,
     ProfileUpdate,
     ProfileUpdates,
-    UserProfile,
     profile_fields,
 )
 from langmem_layers.semantic.store import ProfileStore
@@ -42,12 +42,12 @@ __all__ = [
     "Profile",
     "ProfileExtractor",
     "ProfileItem",
+    "ProfileSchema",
     "ProfileStore",
     "ProfileUpdate",
     "ProfileUpdater",
     "ProfileUpdates",
     "SupersededValue",
-    "UserProfile",
     "create_profile_extraction_node",
     "create_profile_injection_node",
     "profile_fields",

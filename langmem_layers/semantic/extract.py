@@ -17,9 +17,9 @@ from langmem_layers._steps import Core, arun, invoke, run
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.semantic.schema import (
     FieldSpec,
+    ProfileSchema,
     ProfileUpdate,
     ProfileUpdates,
-    UserProfile,
     profile_fields,
 )
 from langmem_layers.semantic.types import Profile
@@ -190,7 +190,7 @@ class LLMProfileExtractor:
         model: BaseChatModel,
         /,
         *,
-        schema: type[BaseModel] = UserProfile,
+        schema: type[BaseModel] = ProfileSchema,
         threshold: float = DEFAULT_THRESHOLD,
         max_messages: int = 20,
         name: str = "llm",

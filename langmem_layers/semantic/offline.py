@@ -12,7 +12,7 @@ from langmem_layers.semantic import _lexicon as lx
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic._rules import Out, extract_en, extract_zh, is_zh
 from langmem_layers.semantic.extract import ExtractionResult, ExtractionStats
-from langmem_layers.semantic.schema import ProfileUpdate, UserProfile, profile_fields
+from langmem_layers.semantic.schema import ProfileSchema, ProfileUpdate, profile_fields
 from langmem_layers.semantic.types import Profile
 from langmem_layers.tokens import message_text
 
@@ -113,7 +113,7 @@ class OfflineProfileExtractor:
     def __init__(
         self,
         *,
-        schema: type[BaseModel] = UserProfile,
+        schema: type[BaseModel] = ProfileSchema,
         threshold: float = 0.4,
         name: str = "offline",
     ) -> None:

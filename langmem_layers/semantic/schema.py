@@ -1,4 +1,4 @@
-"""Profile schemas: the default :class:`UserProfile`, merge policies, and the LLM's update schema.
+"""Profile schemas: the default :class:`ProfileSchema`, merge policies, and the LLM's update schema.
 
 A profile schema is any Pydantic model whose fields are one of three shapes:
 
@@ -26,9 +26,9 @@ from langmem_layers.errors import ConfigurationError
 __all__ = [
     "FieldSpec",
     "MergePolicy",
+    "ProfileSchema",
     "ProfileUpdate",
     "ProfileUpdates",
-    "UserProfile",
     "profile_fields",
 ]
 
@@ -36,14 +36,14 @@ MergePolicy = Literal["overwrite", "accumulate"]
 Shape = Literal["scalar", "dict", "list"]
 
 
-class UserProfile(BaseModel):
+class ProfileSchema(BaseModel):
     """The default profile schema.
 
     Example:
-        >>> from langmem_layers.semantic import UserProfile, profile_fields
-        >>> profile_fields(UserProfile)["tech_stack"].policy
+        >>> from langmem_layers.semantic import ProfileSchema, profile_fields
+        >>> profile_fields(ProfileSchema)["tech_stack"].policy
         'overwrite'
-        >>> profile_fields(UserProfile)["skills"].policy
+        >>> profile_fields(ProfileSchema)["skills"].policy
         'accumulate'
 
     """

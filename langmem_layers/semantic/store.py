@@ -52,7 +52,7 @@ from langmem_layers.semantic._merge import (
     replay,
     touched,
 )
-from langmem_layers.semantic.schema import FieldSpec, ProfileUpdate, UserProfile, profile_fields
+from langmem_layers.semantic.schema import FieldSpec, ProfileSchema, ProfileUpdate, profile_fields
 from langmem_layers.semantic.types import HistoryRecord, Profile, ProfileItem, SupersededValue
 
 __all__ = ["ProfileStore"]
@@ -71,7 +71,7 @@ class ProfileStore:
             ``PostgresStore``...). If omitted, the graph's store is used
             (``langgraph.config.get_store()``); use :meth:`open` for the
             default SQLite store in the storage folder.
-        schema: The profile's Pydantic schema (default :class:`UserProfile`).
+        schema: The profile's Pydantic schema (default :class:`ProfileSchema`).
         embeddings: Optional embeddings; list items whose cosine similarity
             to a stored item of the same field is at least ``dedup_threshold``
             count as duplicates (exact duplicates after normalisation always do).
@@ -95,7 +95,7 @@ class ProfileStore:
         store: BaseStore | None = None,
         /,
         *,
-        schema: type[BaseModel] = UserProfile,
+        schema: type[BaseModel] = ProfileSchema,
         embeddings: Embeddings | None = None,
         dedup_threshold: float = 0.92,
     ) -> None:

@@ -247,7 +247,7 @@ class Profile:
         return out
 
     def to_model(self, schema: type[BaseModel]) -> BaseModel:
-        """Validate the profile into ``schema`` (e.g. :class:`UserProfile`)."""
+        """Validate the profile into ``schema`` (e.g. :class:`ProfileSchema`)."""
         return schema.model_validate(self.to_dict())
 
 

@@ -28,10 +28,10 @@ from langmem_layers.episodic import (
     aevict_unimportant,
     aexpire_unused,
     aforget_user,
+    create_archive_node,
+    create_recall_node,
     end_session,
     episode_id_for,
-    make_archive_node,
-    make_recall_node,
 )
 from langmem_layers.errors import MissingUserIdError
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, structured_reply
@@ -47,8 +47,8 @@ class State(TypedDict, total=False):
 
 def _graph(store: EpisodeStore, **kw: Any) -> Any:
     builder = StateGraph(State, context_schema=MemoryContext)
-    builder.add_node("recall", make_recall_node(store, **kw))
-    builder.add_node("archive", make_archive_node(store))
+    builder.add_node("recall", create_recall_node(store, **kw))
+    builder.add_node("archive", create_archive_node(store))
     builder.add_edge(START, "recall")
     builder.add_edge("recall", "archive")
     builder.add_edge("archive", END)
@@ -278,7 +278,7 @@ async def test_recall_node_ainvoke_uses_config_user_and_matches_sync(
     strict_store: EpisodeStore,
 ) -> None:
     await strict_store.aarchive("bob", "old", [HumanMessage("My dog is called Rex")])
-    node = make_recall_node(strict_store, k=2, retriever_options={"update_access": False})
+    node = create_recall_node(strict_store, k=2, retriever_options={"update_access": False})
     state = {"messages": [HumanMessage("dog name")]}
     cfg = {"configurable": {"user_id": "bob"}}
     asy = await node.ainvoke(state, cfg)

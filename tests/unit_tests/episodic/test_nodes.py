@@ -13,10 +13,10 @@ from langmem_layers.episodic import (
     EpisodeStore,
     EpisodeSummary,
     aend_session,
+    create_archive_node,
+    create_recall_node,
     end_session,
     episode_id_for,
-    make_archive_node,
-    make_recall_node,
     render_recalled,
 )
 from langmem_layers.errors import MissingUserIdError
@@ -37,8 +37,8 @@ def _seed(store: EpisodeStore) -> None:
 
 def _graph(store: EpisodeStore, **kw: Any) -> Any:
     builder = StateGraph(State, context_schema=MemoryContext)
-    builder.add_node("recall", make_recall_node(store, **kw))
-    builder.add_node("archive", make_archive_node(store))
+    builder.add_node("recall", create_recall_node(store, **kw))
+    builder.add_node("archive", create_archive_node(store))
     builder.add_edge(START, "recall")
     builder.add_edge("recall", "archive")
     builder.add_edge("archive", END)
@@ -61,7 +61,7 @@ def test_recall_node_uses_runtime_context_user(store: EpisodeStore) -> None:
 
 def test_recall_node_uses_config_user(store: EpisodeStore) -> None:
     _seed(store)
-    node = make_recall_node(store, k=3)
+    node = create_recall_node(store, k=3)
     out = node.invoke(
         {"messages": [HumanMessage("what is my dog called?")]},
         {"configurable": {"user_id": "bob"}},
@@ -71,7 +71,7 @@ def test_recall_node_uses_config_user(store: EpisodeStore) -> None:
 
 
 def test_recall_node_requires_a_user(store: EpisodeStore) -> None:
-    node = make_recall_node(store)
+    node = create_recall_node(store)
     with pytest.raises(MissingUserIdError):
         node.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {}})
 
@@ -79,7 +79,7 @@ def test_recall_node_requires_a_user(store: EpisodeStore) -> None:
 def test_recall_node_respects_token_budget(store: EpisodeStore) -> None:
     long = "dog " + "word " * 300
     store.archive("ada", "s", [HumanMessage(long), HumanMessage("dog short"), HumanMessage("x")])
-    node = make_recall_node(store, k=5, max_tokens=50)
+    node = create_recall_node(store, k=5, max_tokens=50)
     out = node.invoke({"messages": [HumanMessage("dog")]}, {"configurable": {"user_id": "ada"}})
     from langmem_layers import TokenCounter
 
@@ -91,7 +91,7 @@ def test_recall_node_respects_token_budget(store: EpisodeStore) -> None:
 
 def test_recall_node_empty_when_no_user_message(store: EpisodeStore) -> None:
     _seed(store)
-    node = make_recall_node(store)
+    node = create_recall_node(store)
     out = node.invoke({"messages": [AIMessage("hello")]}, {"configurable": {"user_id": "ada"}})
     assert out == {"recalled_episodes": []}
 

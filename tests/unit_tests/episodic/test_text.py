@@ -22,6 +22,8 @@ def test_public_api_is_pinned() -> None:
         "aevict_unimportant",
         "aexpire_unused",
         "aforget_user",
+        "create_archive_node",
+        "create_recall_node",
         "detect_trigger",
         "end_session",
         "enforce_cap",
@@ -29,8 +31,6 @@ def test_public_api_is_pinned() -> None:
         "evict_unimportant",
         "expire_unused",
         "forget_user",
-        "make_archive_node",
-        "make_recall_node",
         "render_recalled",
         "tokenize",
     ]

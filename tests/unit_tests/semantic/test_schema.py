@@ -4,11 +4,11 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.semantic import ProfileUpdate, UserProfile, profile_fields
+from langmem_layers.semantic import ProfileSchema, ProfileUpdate, profile_fields
 
 
 def test_default_schema_policies() -> None:
-    specs = profile_fields(UserProfile)
+    specs = profile_fields(ProfileSchema)
     assert {n: (s.shape, s.policy) for n, s in specs.items()} == {
         "context": ("dict", "overwrite"),
         "tech_stack": ("dict", "overwrite"),
