@@ -11,7 +11,15 @@
 * :func:`redact` / :func:`redact_text` keep secrets out of storage.
 """
 
-from langmem_layers.procedural._records import (
+from langmem_layers.procedural.hooks import (
+    ProceduralMiddleware,
+    RecordedTool,
+    ToolTipsState,
+    create_tips_node,
+    record_tool,
+)
+from langmem_layers.procedural.memory import ProceduralMemory
+from langmem_layers.procedural.records import (
     ApproachStats,
     FailurePattern,
     OutcomeRecord,
@@ -23,15 +31,7 @@ from langmem_layers.procedural._records import (
     render_tips,
     wilson_lower_bound,
 )
-from langmem_layers.procedural._redact import REDACTED, is_secret_key, redact, redact_text
-from langmem_layers.procedural.hooks import (
-    ProceduralMiddleware,
-    RecordedTool,
-    ToolTipsState,
-    create_tips_node,
-    record_tool,
-)
-from langmem_layers.procedural.memory import ProceduralMemory
+from langmem_layers.procedural.redaction import REDACTED, is_secret_key, redact, redact_text
 
 __all__ = [
     "REDACTED",

@@ -11,13 +11,13 @@ from langgraph.store.base import BaseStore
 from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import encode_label
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.procedural._records import (
+from langmem_layers.procedural._store import AppendLog, ScopeInfo, Where, resolve_store
+from langmem_layers.procedural.records import (
     ApproachStats,
     aggregate_approaches,
     render_best_practices,
 )
-from langmem_layers.procedural._redact import redact_text
-from langmem_layers.procedural._store import AppendLog, ScopeInfo, Where, resolve_store
+from langmem_layers.procedural.redaction import redact_text
 from langmem_layers.tokens import TokenCounter
 
 

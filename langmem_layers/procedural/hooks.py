@@ -21,9 +21,9 @@ from langmem_layers._steps import Call, Core, arun, node, run, twin
 from langmem_layers.context import current_runtime
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._classify import classify
-from langmem_layers.procedural._records import OutcomeRecord
 from langmem_layers.procedural._store import ScopeInfo, current_config, lookup, resolve_store
 from langmem_layers.procedural.memory import ProceduralMemory
+from langmem_layers.procedural.records import OutcomeRecord
 
 __all__ = [
     "ProceduralMiddleware",

@@ -15,13 +15,6 @@ from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import encode_label
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._practices import BestPracticesMixin
-from langmem_layers.procedural._records import (
-    OutcomeRecord,
-    ToolTips,
-    aggregate_outcomes,
-    render_tips,
-)
-from langmem_layers.procedural._redact import redact, redact_text
 from langmem_layers.procedural._store import (
     AppendLog,
     Scope,
@@ -29,6 +22,13 @@ from langmem_layers.procedural._store import (
     Where,
     resolve_scope,
 )
+from langmem_layers.procedural.records import (
+    OutcomeRecord,
+    ToolTips,
+    aggregate_outcomes,
+    render_tips,
+)
+from langmem_layers.procedural.redaction import redact, redact_text
 from langmem_layers.tokens import TokenCounter
 
 __all__ = ["ProceduralMemory"]
