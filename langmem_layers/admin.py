@@ -129,7 +129,7 @@ def forget_user_everywhere(
         for item in _items(store, ns):
             store.delete(ns, item.key)
             counts[ns[1]] += 1
-    removed = episodes.forget_user(user_id)
+    removed = episodes.delete_user(user_id)
     counts["episodes"] = len(removed.episode_ids)
     counts["turns"] = len(removed.turn_ids)
     return counts

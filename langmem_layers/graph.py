@@ -39,9 +39,9 @@ from langmem_layers.episodic import (
     EpisodeStore,
     RecalledItem,
     WritePolicy,
-    aend_session,
+    aarchive_session,
+    archive_session,
     create_recall_node,
-    end_session,
     render_recalled,
 )
 from langmem_layers.errors import ConfigurationError
@@ -149,8 +149,8 @@ def after_turn(
     reason = WritePolicy.trigger(messages)
     if reason is not None and ident.thread_id:
         yield Call(
-            end_session,
-            aend_session,
+            archive_session,
+            aarchive_session,
             (episodes, messages),
             {
                 "user_id": ident.user_id,

@@ -22,9 +22,7 @@ from langchain_core.messages import BaseMessage
 
 from langmem_layers._steps import Call, Core, arun, collect, run, store_call, twin
 from langmem_layers.context import resolve_identity
-from langmem_layers.episodic import aend_session as _aend_episode
-from langmem_layers.episodic import end_session as _end_episode
-from langmem_layers.episodic import episode_id_for
+from langmem_layers.episodic import aarchive_session, archive_session, episode_id_for
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
 __all__ = [
@@ -199,11 +197,16 @@ def _end(
     uid = _user_for(user_id, state.values or {})
     messages = yield from _transcript(graph, thread_id)
     changes = yield twin(
-        memory.updater, "end_session", messages, user_id=uid, thread_id=thread_id, store=graph.store
+        memory.updater,
+        "extract_remaining",
+        messages,
+        user_id=uid,
+        thread_id=thread_id,
+        store=graph.store,
     )
     decision = yield Call(
-        _end_episode,
-        _aend_episode,
+        archive_session,
+        aarchive_session,
         (memory.episodes, messages),
         {
             "user_id": uid,

@@ -3,11 +3,11 @@
 * :class:`EpisodeStore`: the Chroma-backed store (any Chroma client, package embeddings);
 * :class:`EpisodicRetriever`: a LangChain retriever fusing BM25 and dense relevance with
   recency and importance, scoped to one user;
-* :class:`WritePolicy` / :func:`end_session`: when and how a session is archived (LLM judge
+* :class:`WritePolicy` / :func:`archive_session`: when and how a session is archived (LLM judge
   with an offline fallback);
 * :func:`create_recall_node` / :func:`create_archive_node`: LangGraph nodes (sync + async);
 * forgetting: :func:`enforce_cap`, :func:`expire_unused`, :func:`evict_unimportant`,
-  :func:`forget_user`.
+  :func:`forget_all_episodes`.
 """
 
 from langmem_layers.episodic._offline import detect_trigger
@@ -17,18 +17,18 @@ from langmem_layers.episodic.forgetting import (
     aenforce_cap,
     aevict_unimportant,
     aexpire_unused,
-    aforget_user,
+    aforget_all_episodes,
     enforce_cap,
     evict_unimportant,
     expire_unused,
-    forget_user,
+    forget_all_episodes,
 )
 from langmem_layers.episodic.nodes import (
     RecalledItem,
-    aend_session,
+    aarchive_session,
+    archive_session,
     create_archive_node,
     create_recall_node,
-    end_session,
     render_recalled,
 )
 from langmem_layers.episodic.policy import ArchiveDecision, WritePolicy
@@ -44,20 +44,20 @@ __all__ = [
     "ForgetResult",
     "RecalledItem",
     "WritePolicy",
-    "aend_session",
+    "aarchive_session",
     "aenforce_cap",
     "aevict_unimportant",
     "aexpire_unused",
-    "aforget_user",
+    "aforget_all_episodes",
+    "archive_session",
     "create_archive_node",
     "create_recall_node",
     "detect_trigger",
-    "end_session",
     "enforce_cap",
     "episode_id_for",
     "evict_unimportant",
     "expire_unused",
-    "forget_user",
+    "forget_all_episodes",
     "render_recalled",
     "tokenize",
 ]

@@ -1,4 +1,4 @@
-"""Forgetting: per-user cap, TTL on unused episodes, importance eviction, ``forget_user``.
+"""Forgetting: per-user cap, TTL on unused episodes, importance eviction, ``forget_all_episodes``.
 
 Each function removes whole episodes (the episode record and all its turns)
 and returns a :class:`ForgetResult` listing the removed ids. Every function is
@@ -22,11 +22,11 @@ __all__ = [
     "aenforce_cap",
     "aevict_unimportant",
     "aexpire_unused",
-    "aforget_user",
+    "aforget_all_episodes",
     "enforce_cap",
     "evict_unimportant",
     "expire_unused",
-    "forget_user",
+    "forget_all_episodes",
 ]
 
 DEFAULT_TTL_DAYS = 90.0
@@ -81,7 +81,7 @@ def _evict(store: EpisodeStore, user_id: str, min_importance: float) -> Core[For
 
 
 def _forget(store: EpisodeStore, user_id: str) -> Core[ForgetResult]:
-    result: ForgetResult = yield twin(store, "forget_user", _require_user(user_id))
+    result: ForgetResult = yield twin(store, "delete_user", _require_user(user_id))
     return result
 
 
@@ -153,17 +153,17 @@ def evict_unimportant(store: EpisodeStore, user_id: str, *, min_importance: floa
     return run(_evict(store, user_id, min_importance))
 
 
-def forget_user(store: EpisodeStore, user_id: str) -> ForgetResult:
+def forget_all_episodes(store: EpisodeStore, user_id: str) -> ForgetResult:
     """Remove every episode and turn of one user (other users are untouched).
 
     Example:
         >>> import tempfile
         >>> from langchain_core.messages import HumanMessage
-        >>> from langmem_layers.episodic import EpisodeStore, forget_user
+        >>> from langmem_layers.episodic import EpisodeStore, forget_all_episodes
         >>> from langmem_layers.testing import DeterministicEmbeddings
         >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
         >>> _ = store.archive("ada", "t1", [HumanMessage("hello")])
-        >>> forget_user(store, "ada").total, store.count("ada")
+        >>> forget_all_episodes(store, "ada").total, store.count("ada")
         (2, 0)
 
     """
@@ -193,6 +193,6 @@ async def aevict_unimportant(
     return await arun(_evict(store, user_id, min_importance))
 
 
-async def aforget_user(store: EpisodeStore, user_id: str) -> ForgetResult:
-    """Async twin of :func:`forget_user`."""
+async def aforget_all_episodes(store: EpisodeStore, user_id: str) -> ForgetResult:
+    """Async twin of :func:`forget_all_episodes`."""
     return await arun(_forget(store, user_id))

@@ -1,12 +1,12 @@
-"""Graph nodes: recall before the model, archive after it, and ``end_session``.
+"""Graph nodes: recall before the model, archive after it, and ``archive_session``.
 
 State contract of :func:`create_recall_node`: it reads ``state["messages"]`` and
 writes ``state["recalled_episodes"]``, a list of :class:`RecalledItem` dicts
 (best first) whose ``text`` fields together stay within ``max_tokens``; use
 :func:`render_recalled` to turn them into a prompt section.
 
-Each node and :func:`end_session` is one core: the sync path calls the sync
-methods, the async path (``graph.ainvoke``, :func:`aend_session`) awaits their
+Each node and :func:`archive_session` is one core: the sync path calls the sync
+methods, the async path (``graph.ainvoke``, :func:`aarchive_session`) awaits their
 async twins, so it never blocks the event loop.
 """
 
@@ -31,10 +31,10 @@ from langmem_layers.tokens import TokenCounter, message_text
 
 __all__ = [
     "RecalledItem",
-    "aend_session",
+    "aarchive_session",
+    "archive_session",
     "create_archive_node",
     "create_recall_node",
-    "end_session",
     "render_recalled",
 ]
 
@@ -163,7 +163,7 @@ def create_recall_node(
     return node(recall, name="recall_episodes")
 
 
-def _end_session(
+def _archive_session(
     store: EpisodeStore,
     messages: Sequence[BaseMessage],
     *,
@@ -195,7 +195,7 @@ def _end_session(
     return decision
 
 
-def end_session(
+def archive_session(
     store: EpisodeStore,
     messages: Sequence[BaseMessage],
     /,
@@ -217,16 +217,16 @@ def end_session(
     Example:
         >>> import tempfile
         >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> from langmem_layers.episodic import EpisodeStore, end_session
+        >>> from langmem_layers.episodic import EpisodeStore, archive_session
         >>> from langmem_layers.testing import DeterministicEmbeddings
         >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
         >>> msgs = [HumanMessage("hi"), AIMessage("hello")]
-        >>> end_session(store, msgs, user_id="ada", session_id="t1").archive
+        >>> archive_session(store, msgs, user_id="ada", session_id="t1").archive
         False
 
     """
     return run(
-        _end_session(
+        _archive_session(
             store,
             messages,
             user_id=user_id,
@@ -241,7 +241,7 @@ def end_session(
     )
 
 
-async def aend_session(
+async def aarchive_session(
     store: EpisodeStore,
     messages: Sequence[BaseMessage],
     /,
@@ -255,9 +255,9 @@ async def aend_session(
     config: Mapping[str, Any] | None = None,
     runtime: Any = None,
 ) -> ArchiveDecision:
-    """Async twin of :func:`end_session`."""
+    """Async twin of :func:`archive_session`."""
     return await arun(
-        _end_session(
+        _archive_session(
             store,
             messages,
             user_id=user_id,
@@ -312,7 +312,7 @@ def create_archive_node(
     def archive(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict]:
         reason = _reason(state)
         if reason is not None:
-            yield from _end_session(
+            yield from _archive_session(
                 store,
                 list(state.get(messages_key) or []),
                 user_id=None,

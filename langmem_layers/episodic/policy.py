@@ -2,7 +2,7 @@
 
 A session is archived
 
-* at session end (:func:`~langmem_layers.episodic.end_session`),
+* at session end (:func:`~langmem_layers.episodic.archive_session`),
 * when the user explicitly asks ("remember this", "记住"),
 * when the user states a key decision ("we decided to ...", "决定了").
 

@@ -407,17 +407,17 @@ class EpisodeStore:
         """Async twin of :meth:`delete_episodes`."""
         return await arun(self._delete_episodes(user_id, episode_ids))
 
-    def _forget_user(self, user_id: str) -> Core[ForgetResult]:
+    def _delete_user(self, user_id: str) -> Core[ForgetResult]:
         uid = _require_user(user_id)
         ids, metas = yield blocking(self._mirror.forget, uid)
         eps = [m["episode_id"] for m in metas if m.get("kind") == "episode"]
         turns = [rid for rid, m in zip(ids, metas, strict=False) if m.get("kind") != "episode"]
         return ForgetResult(episode_ids=sorted(eps), turn_ids=turns)
 
-    def forget_user(self, user_id: str) -> ForgetResult:
+    def delete_user(self, user_id: str) -> ForgetResult:
         """Delete every record of this user, straight from Chroma (not only the cached ones)."""
-        return run(self._forget_user(user_id))
+        return run(self._delete_user(user_id))
 
-    async def aforget_user(self, user_id: str) -> ForgetResult:
-        """Async twin of :meth:`forget_user`."""
-        return await arun(self._forget_user(user_id))
+    async def adelete_user(self, user_id: str) -> ForgetResult:
+        """Async twin of :meth:`delete_user`."""
+        return await arun(self._delete_user(user_id))

@@ -60,7 +60,7 @@ class ProfileUpdater:
     ``background=True`` the node returns at once and the extraction runs on a
     daemon worker thread (sync calls) or as an ``asyncio`` task of the running
     loop (async calls: only async store, model and embedding calls, no thread
-    of its own); call :meth:`flush` / :meth:`aflush` (or :meth:`end_session`)
+    of its own); call :meth:`flush` / :meth:`aflush` (or :meth:`extract_remaining`)
     to wait, and always before closing the store. The worker thread is a
     daemon that exits when idle; work still queued at interpreter exit is
     drained by an ``atexit`` hook (up to 30 s). A task still running when its
@@ -296,7 +296,7 @@ class ProfileUpdater:
         return await arun(self._flush(timeout))
 
     # ------------------------------------------------------------- session end
-    def _end_session(
+    def _extract_remaining(
         self,
         messages: Sequence[BaseMessage],
         user_id: str,
@@ -307,7 +307,7 @@ class ProfileUpdater:
         out = yield from self._maybe_update(messages, user_id, thread_id, True, store, False)
         return out or []
 
-    def end_session(
+    def extract_remaining(
         self,
         messages: Sequence[BaseMessage],
         *,
@@ -316,9 +316,9 @@ class ProfileUpdater:
         store: BaseStore | None = None,
     ) -> list[HistoryRecord]:
         """Extract from every message not yet processed, and wait for background work."""
-        return run(self._end_session(messages, user_id, thread_id, store))
+        return run(self._extract_remaining(messages, user_id, thread_id, store))
 
-    async def aend_session(
+    async def aextract_remaining(
         self,
         messages: Sequence[BaseMessage],
         *,
@@ -326,8 +326,8 @@ class ProfileUpdater:
         thread_id: str | None = None,
         store: BaseStore | None = None,
     ) -> list[HistoryRecord]:
-        """Async twin of :meth:`end_session`."""
-        return await arun(self._end_session(messages, user_id, thread_id, store))
+        """Async twin of :meth:`extract_remaining`."""
+        return await arun(self._extract_remaining(messages, user_id, thread_id, store))
 
     # ------------------------------------------------------------------- node
     def _node(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
@@ -360,7 +360,10 @@ def create_profile_extraction_node(
     background: bool = False,
     messages_key: str = "messages",
 ) -> tuple[Runnable[Any, Any], ProfileUpdater]:
-    """A profile extraction node and its :class:`ProfileUpdater` (for ``flush``/``end_session``).
+    """A profile extraction node and its :class:`ProfileUpdater` (``flush``, session end).
+
+    Call ``updater.extract_remaining(...)`` at session end and ``updater.flush()``
+    before closing the store when ``background=True``.
 
     Example:
         >>> from langgraph.graph import MessagesState, StateGraph, START

@@ -17,9 +17,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langmem_layers.episodic import (
     EpisodeStore,
     EpisodicRetriever,
-    end_session,
+    archive_session,
     episode_id_for,
-    forget_user,
+    forget_all_episodes,
 )
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.testing import DeterministicEmbeddings
@@ -113,7 +113,7 @@ def test_store_retrieve_forget_over_http(http_client: Any) -> None:
         HumanMessage("And my favourite editor is Helix."),
         AIMessage("Helix it is."),
     ]
-    decision = end_session(store, msgs, user_id="ada@example.com", session_id="s1")
+    decision = archive_session(store, msgs, user_id="ada@example.com", session_id="s1")
     assert decision.archive
     store.archive("bob", "s1", [HumanMessage("my favourite editor is Emacs")])
     ep_id = episode_id_for("ada@example.com", "s1")
@@ -130,7 +130,7 @@ def test_store_retrieve_forget_over_http(http_client: Any) -> None:
     assert other.flush() == 0
     store.flush()
 
-    removed = forget_user(store, "ada@example.com")
+    removed = forget_all_episodes(store, "ada@example.com")
     assert removed.episode_ids == [ep_id] and len(removed.turn_ids) == 4
     assert other.count("ada@example.com") == 0
     assert other.count("bob") == 2

@@ -23,14 +23,14 @@ from langmem_layers.episodic import (
     EpisodeSummary,
     EpisodicRetriever,
     WritePolicy,
-    aend_session,
+    aarchive_session,
     aenforce_cap,
     aevict_unimportant,
     aexpire_unused,
-    aforget_user,
+    aforget_all_episodes,
+    archive_session,
     create_archive_node,
     create_recall_node,
-    end_session,
     episode_id_for,
 )
 from langmem_layers.errors import MissingUserIdError
@@ -85,7 +85,7 @@ async def test_store_async_twins_never_block_the_loop(strict_store: EpisodeStore
     eps, turn_ids = await store.adelete_episodes("ada", [ep.id])
     assert eps == [ep.id] and len(turn_ids) == 2
     assert {e.session_id for e in await store.alist_episodes("ada")} == {"t2"}
-    assert (await store.aforget_user("ada")).total == 5
+    assert (await store.adelete_user("ada")).total == 5
     assert await store.acount("ada") == 0
     chroma = store.client.calls  # the guarded client counted the calls it served
     assert chroma.get("get_or_create_collection") == 1
@@ -121,7 +121,7 @@ async def test_store_async_errors_match_sync(strict_store: EpisodeStore) -> None
     with pytest.raises(MissingUserIdError):
         await strict_store.acount("  ")
     with pytest.raises(MissingUserIdError):
-        await strict_store.aforget_user("")
+        await strict_store.adelete_user("")
 
 
 # ---------------------------------------------------------------------- retriever
@@ -206,35 +206,35 @@ async def test_async_forgetting_never_blocks_the_loop(strict_store: EpisodeStore
     capped = await aenforce_cap(strict_store, "ada", max_episodes=1)
     assert capped.episode_ids == [episode_id_for("ada", "mid")]
     assert [e.session_id for e in await strict_store.alist_episodes("ada")] == ["top"]
-    assert (await aforget_user(strict_store, "ada")).total == 3
+    assert (await aforget_all_episodes(strict_store, "ada")).total == 3
     assert await strict_store.acount("bob") == 3  # other users untouched
     with pytest.raises(MissingUserIdError):
-        await aforget_user(strict_store, "")
+        await aforget_all_episodes(strict_store, "")
 
 
 # ---------------------------------------------------------------------- session end
-async def test_aend_session_with_llm_judge_never_blocks(strict_store: EpisodeStore) -> None:
+async def test_aarchive_session_with_llm_judge_never_blocks(strict_store: EpisodeStore) -> None:
     data = {"keep": True, "summary": "Gardening plans.", "topic": "garden", "importance": 0.9}
     model = FakeChatModel(responses=[structured_reply(EpisodeSummary, data)])
     msgs = [HumanMessage(f"garden {i}") for i in range(4)]
     cfg = {"configurable": {"user_id": "ada", "thread_id": "g"}}
-    d = await aend_session(strict_store, msgs, model=model, config=cfg)
+    d = await aarchive_session(strict_store, msgs, model=model, config=cfg)
     assert d.archive and d.source == "llm"
     ep = await strict_store.aget_episode("ada", episode_id_for("ada", "g"))
     assert ep is not None and ep.summary == "Gardening plans." and ep.importance == 0.9
-    short = await aend_session(strict_store, msgs[:2], user_id="ada", session_id="h")
+    short = await aarchive_session(strict_store, msgs[:2], user_id="ada", session_id="h")
     assert not short.archive
     assert await strict_store.aget_episode("ada", episode_id_for("ada", "h")) is None
     with pytest.raises(MissingUserIdError):
-        await aend_session(strict_store, msgs, session_id="x")
+        await aarchive_session(strict_store, msgs, session_id="x")
 
 
-async def test_aend_session_matches_end_session(chroma_client: Any) -> None:
+async def test_aarchive_session_matches_archive_session(chroma_client: Any) -> None:
     msgs = [HumanMessage(f"long session about birds {i}") for i in range(4)]
     sync = EpisodeStore(chroma_client, embeddings=DeterministicEmbeddings(), collection_name="syn")
     asy = EpisodeStore(chroma_client, embeddings=DeterministicEmbeddings(), collection_name="asy")
-    a = end_session(sync, msgs, user_id="ada", session_id="b", created_at=5.0)
-    b = await aend_session(asy, msgs, user_id="ada", session_id="b", created_at=5.0)
+    a = archive_session(sync, msgs, user_id="ada", session_id="b", created_at=5.0)
+    b = await aarchive_session(asy, msgs, user_id="ada", session_id="b", created_at=5.0)
     assert a == b
     assert sync.list_episodes("ada") == await asy.alist_episodes("ada")
 

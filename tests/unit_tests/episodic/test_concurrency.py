@@ -125,7 +125,7 @@ async def test_concurrent_forgetting_leaves_other_users_intact(client: Any) -> N
             assert any(f"{user}x{s}" in d.page_content for d in docs)
 
     async def forget(user: str) -> None:
-        assert (await store.aforget_user(user)).total == 3 * SESSIONS
+        assert (await store.adelete_user(user)).total == 3 * SESSIONS
 
     await asyncio.gather(*(forget(u) for u in leaving), *(recall(u) for u in staying))
     for user in leaving:

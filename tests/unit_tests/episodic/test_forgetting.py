@@ -12,12 +12,12 @@ from langmem_layers.episodic import (
     aenforce_cap,
     aevict_unimportant,
     aexpire_unused,
-    aforget_user,
+    aforget_all_episodes,
     enforce_cap,
     episode_id_for,
     evict_unimportant,
     expire_unused,
-    forget_user,
+    forget_all_episodes,
 )
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
@@ -81,19 +81,19 @@ def test_importance_eviction(store: EpisodeStore) -> None:
         evict_unimportant(store, "ada", min_importance=2)
 
 
-def test_forget_user_removes_everything_of_that_user_only(store: EpisodeStore) -> None:
+def test_forget_all_episodes_removes_everything_of_that_user_only(store: EpisodeStore) -> None:
     now = time.time()
     _add(store, "ada", "a", 0.5, now)
     _add(store, "ada", "b", 0.5, now)
     _add(store, "bob", "a", 0.5, now)
-    res = forget_user(store, "ada")
+    res = forget_all_episodes(store, "ada")
     assert len(res.episode_ids) == 2 and len(res.turn_ids) == 4
     assert store.count("ada") == 0
     assert store.collection.get(where={"user_id": "ada"})["ids"] == []
     assert store.count("bob") == 3
     assert EpisodicRetriever(store=store, user_id="ada").invoke("a first") == []
     with pytest.raises(MissingUserIdError):
-        forget_user(store, "")
+        forget_all_episodes(store, "")
 
 
 async def test_async_forgetting(store: EpisodeStore) -> None:
@@ -109,4 +109,4 @@ async def test_async_forgetting(store: EpisodeStore) -> None:
         episode_id_for("ada", "b")
     ]
     _add(store, "ada", "d", 0.5, now)
-    assert (await aforget_user(store, "ada")).total == 3
+    assert (await aforget_all_episodes(store, "ada")).total == 3

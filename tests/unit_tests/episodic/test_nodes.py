@@ -12,10 +12,10 @@ from langmem_layers import MemoryContext
 from langmem_layers.episodic import (
     EpisodeStore,
     EpisodeSummary,
-    aend_session,
+    aarchive_session,
+    archive_session,
     create_archive_node,
     create_recall_node,
-    end_session,
     episode_id_for,
     render_recalled,
 )
@@ -134,23 +134,23 @@ def test_archive_node_ignores_complaints(store: EpisodeStore) -> None:
     assert store.list_episodes("ada") == []
 
 
-def test_end_session_applies_policy(store: EpisodeStore) -> None:
+def test_archive_session_applies_policy(store: EpisodeStore) -> None:
     msgs = [HumanMessage(f"long session about gardening {i}") for i in range(4)]
-    d = end_session(store, msgs, user_id="ada", session_id="g")
+    d = archive_session(store, msgs, user_id="ada", session_id="g")
     assert d.archive
     assert store.get_episode("ada", episode_id_for("ada", "g")) is not None
-    short = end_session(store, msgs[:2], user_id="ada", session_id="h")
+    short = archive_session(store, msgs[:2], user_id="ada", session_id="h")
     assert not short.archive
     assert store.get_episode("ada", episode_id_for("ada", "h")) is None
     with pytest.raises(MissingUserIdError):
-        end_session(store, msgs, session_id="x")
+        archive_session(store, msgs, session_id="x")
 
 
-def test_end_session_with_llm_judge(store: EpisodeStore) -> None:
+def test_archive_session_with_llm_judge(store: EpisodeStore) -> None:
     data = {"keep": True, "summary": "Gardening plans.", "topic": "garden", "importance": 0.9}
     model = FakeChatModel(responses=[structured_reply(EpisodeSummary, data)])
     msgs = [HumanMessage(f"garden {i}") for i in range(4)]
-    d = end_session(
+    d = archive_session(
         store, msgs, model=model, config={"configurable": {"user_id": "ada", "thread_id": "g"}}
     )
     ep = store.get_episode("ada", episode_id_for("ada", "g"))
@@ -158,9 +158,9 @@ def test_end_session_with_llm_judge(store: EpisodeStore) -> None:
     assert ep.summary == "Gardening plans." and ep.importance == pytest.approx(0.9)
 
 
-async def test_aend_session(store: EpisodeStore) -> None:
+async def test_aarchive_session(store: EpisodeStore) -> None:
     msgs = [HumanMessage(f"async session {i}") for i in range(4)]
-    d = await aend_session(store, msgs, user_id="ada", session_id="a")
+    d = await aarchive_session(store, msgs, user_id="ada", session_id="a")
     assert d.archive and len(store.list_episodes("ada")) == 1
 
 

@@ -222,9 +222,9 @@ async def test_updater_async_path_and_session_end() -> None:
     msgs = convo("I use Rust.", "I live in Oslo.")
     assert len(await up.amaybe_update(msgs, user_id="u", thread_id="t") or []) == 2
     msgs = convo("I use Rust.", "I live in Oslo.", "I love chess.")
-    recs = await up.aend_session(msgs, user_id="u", thread_id="t")
+    recs = await up.aextract_remaining(msgs, user_id="u", thread_id="t")
     assert [r.new_value for r in recs] == ["chess"]
-    assert await up.aend_session(msgs, user_id="u", thread_id="t") == []
+    assert await up.aextract_remaining(msgs, user_id="u", thread_id="t") == []
     assert store.sync_calls == 0
 
 
@@ -367,7 +367,7 @@ async def test_real_async_sqlite_store(storage: Storage) -> None:
         up = ProfileUpdater(ProfileStore(store), extractor=OfflineProfileExtractor())
         msgs = convo("I live in Oslo.")
         assert await up.amaybe_update(msgs, user_id="v", thread_id="t") is None  # 1 < 3 turns
-        recs = await up.aend_session(msgs, user_id="v", thread_id="t")
+        recs = await up.aextract_remaining(msgs, user_id="v", thread_id="t")
         assert [r.new_value for r in recs] == ["Oslo"]
 
         node, updater = create_profile_extraction_node(

@@ -69,9 +69,11 @@ def test_every_n_turns_and_cursor(store: BaseStore) -> None:
     msgs = convo("I use Rust.", "I live in Oslo.", "I love chess.")
     assert up.maybe_update(msgs, user_id="u", thread_id="t") is None  # 1 new turn
     # session end extracts what is pending, even under N
-    assert [r.new_value for r in up.end_session(msgs, user_id="u", thread_id="t")] == ["chess"]
+    assert [r.new_value for r in up.extract_remaining(msgs, user_id="u", thread_id="t")] == [
+        "chess"
+    ]
     assert rec.seen[-1] == ["I love chess.", "ok"]  # only unprocessed messages
-    assert up.end_session(msgs, user_id="u", thread_id="t") == []
+    assert up.extract_remaining(msgs, user_id="u", thread_id="t") == []
     # another thread has its own cursor
     assert up.maybe_update(convo("I use Go."), user_id="u", thread_id="t2") is None
 
@@ -98,7 +100,7 @@ def test_background_does_not_block_and_flush_waits() -> None:
     assert not up._runner.alive
 
 
-def test_end_session_flushes_background_work() -> None:
+def test_extract_remaining_flushes_background_work() -> None:
     profiles = ProfileStore(InMemoryStore())
     up = ProfileUpdater(
         profiles, extractor=OfflineProfileExtractor(), every_n_turns=1, background=True
@@ -106,7 +108,7 @@ def test_end_session_flushes_background_work() -> None:
     msgs = convo("I use Rust.")
     up.maybe_update(msgs, user_id="u", thread_id="t")
     msgs = convo("I use Rust.", "I live in Oslo.")
-    up.end_session(msgs, user_id="u", thread_id="t")
+    up.extract_remaining(msgs, user_id="u", thread_id="t")
     assert up._runner.pending == 0
     assert profiles.get("u").to_dict() == {
         "tech_stack": {"rust": "Rust"},
@@ -124,7 +126,7 @@ async def test_async_background_and_aflush() -> None:
     await up.aflush()
     assert (await profiles.aget("u")).values("tech_stack") == ["Rust"]
     msgs = convo("I use Rust.", "I love chess.")
-    recs = await up.aend_session(msgs, user_id="u", thread_id="t")
+    recs = await up.aextract_remaining(msgs, user_id="u", thread_id="t")
     assert [r.new_value for r in recs] == ["chess"] and not up._tasks
 
 
