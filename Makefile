@@ -27,17 +27,17 @@ demo: $(VENV)/.core
 test: $(VENV)/.dev lint typecheck unit doctest integration notebooks
 
 lint: $(VENV)/.dev
-	$(BIN)/ruff check langmem_layers tests examples
-	$(BIN)/ruff format --check langmem_layers tests examples
+	$(BIN)/ruff check langmem_layers bench tests examples
+	$(BIN)/ruff format --check langmem_layers bench tests examples
 
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
 unit: $(VENV)/.dev
-	$(BIN)/pytest tests/unit_tests --disable-socket --allow-unix-socket -q
+	$(BIN)/pytest tests/unit_tests tests/bench --disable-socket --allow-unix-socket -q
 
 doctest: $(VENV)/.dev
-	$(BIN)/pytest --doctest-modules langmem_layers --disable-socket --allow-unix-socket -q \
+	$(BIN)/pytest --doctest-modules langmem_layers bench --disable-socket --allow-unix-socket -q \
 	  --ignore=langmem_layers/testing/fixtures.py --ignore=langmem_layers/studio.py
 
 integration: $(VENV)/.dev
@@ -45,6 +45,11 @@ integration: $(VENV)/.dev
 
 notebooks: $(VENV)/.dev
 	$(BIN)/pytest --nbmake notebooks -q
+
+## bench: run one benchmark from the repository root, e.g. make bench NAME=locomo ARGS="--json out.json"
+## (without NAME it lists them); the same as `python -m bench NAME [options]`
+bench: $(VENV)/.dev
+	$(BIN)/python -m bench $(NAME) $(ARGS)
 
 clean:
 	rm -rf $(VENV) .langmem

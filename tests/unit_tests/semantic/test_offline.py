@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langmem_layers.bench.profile import HOLDOUT_DATA, evaluate, load_dialogues
+from bench.profile import HOLDOUT_DATA, evaluate, load_dialogues
 from langmem_layers.semantic import OfflineProfileExtractor, Profile, ProfileStore
 from langmem_layers.semantic import ProfileUpdate as PU
 
@@ -110,7 +110,7 @@ def test_threshold_drops_low_importance() -> None:
 
 
 def test_quality_floor_on_labelled_set() -> None:
-    """Floors measured with `python -m langmem_layers.bench profile` (minus a margin).
+    """Floors measured with `python -m bench profile` (minus a margin).
 
     Measured on the dev set: P=0.985 R=0.970; on the held-out set: P=0.778 R=0.609.
     """
@@ -126,7 +126,7 @@ def test_quality_floor_on_labelled_set() -> None:
 def test_benchmark_llm_path_and_cli(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from langmem_layers.bench.profile import main
+    from bench.profile import main
     from langmem_layers.semantic import LLMProfileExtractor, ProfileUpdates
     from langmem_layers.testing import FakeChatModel, structured_reply
 

@@ -1,6 +1,6 @@
 """LoCoMo turn-level retrieval recall of the episodic layer, with BM25 and dense baselines.
 
-``python -m langmem_layers.bench locomo [--data DIR] [--k 5 10 20] [--json OUT]``
+``python -m bench locomo [--data DIR] [--k 5 10 20] [--json OUT]``
 
 Every conversation is ingested through the public API a user would call: one
 :class:`~langmem_layers.episodic.EpisodeStore` (embedded defaults: Chroma
@@ -35,7 +35,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
-from langmem_layers.bench._locomo_data import (
+from bench._locomo_data import (
     Conversation,
     default_data_dir,
     load_conversations,
@@ -213,7 +213,7 @@ def _print(result: dict[str, Any], extra: dict[str, Any], ks: list[int]) -> None
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m langmem_layers.bench locomo")
+    parser = argparse.ArgumentParser(prog="python -m bench locomo")
     parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10, 20])
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")

@@ -1,10 +1,10 @@
 """Profile extraction quality: precision and recall on a labelled dialogue set.
 
-``python -m langmem_layers.bench profile [--data FILE] [--every N ...] [--verbose]``
+``python -m bench profile [--data FILE] [--every N ...] [--verbose]``
 
 Each dialogue is replayed turn by turn through the real path a graph uses
 (:class:`~langmem_layers.semantic.ProfileUpdater` every N user turns, then
-``end_session``) into a fresh ``InMemoryStore``; the final current profile is
+``extract_remaining``) into a fresh ``InMemoryStore``; the final current profile is
 compared with the labelled one.
 
 Scoring: a predicted item matches an expected item of the same field when the
@@ -45,7 +45,7 @@ from langmem_layers.semantic import (
 from langmem_layers.semantic._lexicon import tech
 from langmem_layers.semantic._normalize import normalize_text
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "tests" / "data" / "profile"
+DATA_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "profile"
 DEFAULT_DATA = DATA_DIR / "dialogues.jsonl"
 #: written after the offline extractor's rules were frozen; never used to tune them
 HOLDOUT_DATA = DATA_DIR / "holdout.jsonl"
@@ -155,7 +155,7 @@ def run_dialogue(
             updater.maybe_update(messages, user_id=user, thread_id=thread)
         else:
             messages.append(AIMessage(text, id=msg_id))
-    updater.end_session(messages, user_id=user, thread_id=thread)
+    updater.extract_remaining(messages, user_id=user, thread_id=thread)
     return profiles.get(user).to_dict()
 
 
@@ -188,7 +188,7 @@ def evaluate(
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m langmem_layers.bench profile")
+    parser = argparse.ArgumentParser(prog="python -m bench profile")
     parser.add_argument(
         "--data",
         type=Path,

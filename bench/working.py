@@ -8,8 +8,7 @@ in ``--max-tokens``. It prints the mean µs per turn (whole graph turn, and the
 window node alone) measured around 1,000 and 10,000 total messages, and their
 ratio. A window that recounted the whole history each turn would grow ~10x.
 
-    python -m langmem_layers.bench working [--max-tokens 2000] [--checkpointer sqlite]
-                                           [--json OUT]
+    python -m bench working [--max-tokens 2000] [--checkpointer sqlite] [--json OUT]
 """
 
 from __future__ import annotations
@@ -181,7 +180,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m langmem_layers.bench working", description=__doc__.splitlines()[0]
+        prog="python -m bench working", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--max-tokens", type=int, default=2000)
     parser.add_argument("--keep-last-turns", type=int, default=2)

@@ -2,7 +2,7 @@ import random
 
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers.bench import tools as bench
+from bench import tools as bench
 from langmem_layers.procedural import ProceduralMemory
 
 

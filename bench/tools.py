@@ -1,6 +1,6 @@
 """Procedural memory benchmark: tool failure rate with and without tips, and recording overhead.
 
-``python -m langmem_layers.bench tools [--episodes 30] [--seeds 5] [--calls 8] [--overhead 2000]``
+``python -m bench tools [--episodes 30] [--seeds 5] [--calls 8] [--overhead 2000]``
 
 Part 1 (learning). A small simulated environment has tools whose arguments
 follow rules the policy does not know up front: a date format, a unit enum,
@@ -527,7 +527,7 @@ def graph_overhead(n: int, store: BaseStore, config: RunnableConfig) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m langmem_layers.bench tools")
+    parser = argparse.ArgumentParser(prog="python -m bench tools")
     parser.add_argument("--episodes", type=int, default=30)
     parser.add_argument("--calls", type=int, default=8, help="tool calls per episode")
     parser.add_argument("--seeds", type=int, default=5)

@@ -6,7 +6,7 @@ import math
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from langmem_layers.bench import embeddings as bench
+from bench import embeddings as bench
 from langmem_layers.testing import DeterministicEmbeddings
 
 

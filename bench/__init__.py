@@ -1,4 +1,4 @@
-"""Benchmarks, run on demand: ``python -m langmem_layers.bench NAME [options]``.
+"""Benchmarks, run on demand: ``python -m bench NAME [options]``.
 
 Each benchmark measures the code path a user calls and prints what it saw.
 They are not tests: timings on shared machines are noisy, so compare ratios
@@ -15,16 +15,16 @@ __all__ = ["BENCHMARKS", "main"]
 
 #: benchmark name -> (module, one-line description)
 BENCHMARKS: dict[str, tuple[str, str]] = {
-    "working": ("langmem_layers.bench.working", "window node cost per turn at 1k vs 10k messages"),
-    "embeddings": ("langmem_layers.bench.embeddings", "compare local embedding models on LoCoMo"),
-    "locomo": ("langmem_layers.bench.locomo", "episodic retrieval recall on LoCoMo + baselines"),
+    "working": ("bench.working", "window node cost per turn at 1k vs 10k messages"),
+    "embeddings": ("bench.embeddings", "compare local embedding models on LoCoMo"),
+    "locomo": ("bench.locomo", "episodic retrieval recall on LoCoMo + baselines"),
     "recall-latency": (
-        "langmem_layers.bench.recall_latency",
+        "bench.recall_latency",
         "recall p50/p95, 1k/10k/100k turns",
     ),
-    "profile": ("langmem_layers.bench.profile", "profile extraction precision/recall"),
-    "tools": ("langmem_layers.bench.tools", "procedural memory: failure rate with/without tips"),
-    "load": ("langmem_layers.bench.load", "N concurrent async users vs one user: turns/s, p95"),
+    "profile": ("bench.profile", "profile extraction precision/recall"),
+    "tools": ("bench.tools", "procedural memory: failure rate with/without tips"),
+    "load": ("bench.load", "N concurrent async users vs one user: turns/s, p95"),
 }
 
 
@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to one benchmark; returns its exit code.
 
     Example:
-        >>> from langmem_layers.bench import main
+        >>> from bench import main
         >>> main(["--list"]) == 0  # doctest: +ELLIPSIS
         working ...
         True
@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, (_, desc) in BENCHMARKS.items():
             print(f"{name:15s} {desc}")
         if not args:
-            print("usage: python -m langmem_layers.bench NAME [options]", file=sys.stderr)
+            print("usage: python -m bench NAME [options]", file=sys.stderr)
             return 2
         return 0
     name, rest = args[0], args[1:]

@@ -57,7 +57,7 @@ class Conversation:
 
 def default_data_dir() -> Path:
     """``../shared/data/locomo-dev`` relative to the repository root."""
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo-dev"
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo-dev"
 
 
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", re.I)
