@@ -11,14 +11,12 @@
 * :func:`redact` / :func:`redact_text` keep secrets out of storage.
 """
 
-from langmem_layers.procedural.hooks import (
+from langmem_layers.procedural.memory import ProceduralMemory
+from langmem_layers.procedural.middleware import (
     ProceduralMiddleware,
-    RecordedTool,
     ToolTipsState,
     create_tips_node,
-    record_tool,
 )
-from langmem_layers.procedural.memory import ProceduralMemory
 from langmem_layers.procedural.records import (
     ApproachStats,
     FailurePattern,
@@ -32,6 +30,7 @@ from langmem_layers.procedural.records import (
     wilson_lower_bound,
 )
 from langmem_layers.procedural.redaction import REDACTED, is_secret_key, redact, redact_text
+from langmem_layers.procedural.tool import RecordedTool, record_tool
 
 __all__ = [
     "REDACTED",
