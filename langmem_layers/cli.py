@@ -1,8 +1,10 @@
-"""``langmem-layers``: demo, chat, inspect, import, forget, export and bench.
+"""``langmem-layers``: demo, chat, inspect, import, forget and export.
 
 Every command works on the embedded defaults in one storage folder
 (``--storage``, else ``$LANGMEM_HOME``, else ``./.langmem``). Errors are one
-line on stderr and a non-zero exit code, never a traceback.
+line on stderr and a non-zero exit code, never a traceback. The benchmarks are
+not part of the installed package: run ``python -m bench NAME`` from a source
+checkout.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="langmem-layers",
         description="Layered memory for LangGraph agents: working, episodic, semantic, "
         "procedural. Offline by default.",
+        epilog="Benchmarks: `python -m bench NAME` from a source checkout (not installed).",
     )
     p.add_argument("--storage", help="storage folder (default: $LANGMEM_HOME or ./.langmem)")
     p.add_argument("-v", "--verbose", action="store_true", help="log what the layers do")
@@ -57,9 +60,6 @@ def _parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help="bulk-load a JSON/JSONL transcript as episodes")
     imp.add_argument("--user", required=True)
     imp.add_argument("file")
-
-    bench = sub.add_parser("bench", help="run a benchmark (see `bench --list`)")
-    bench.add_argument("args", nargs=argparse.REMAINDER)
     return p
 
 
@@ -233,12 +233,6 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     return run_chat(args.storage, user_id=args.user, thread_id=args.thread)
 
 
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from langmem_layers.bench import main as bench_main
-
-    return bench_main(args.args)
-
-
 _COMMANDS = {
     "demo": _cmd_demo,
     "chat": _cmd_chat,
@@ -246,7 +240,6 @@ _COMMANDS = {
     "export": _cmd_export,
     "forget": _cmd_forget,
     "import": _cmd_import,
-    "bench": _cmd_bench,
 }
 
 
@@ -260,16 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     """
     parser = _parser()
-    raw = list(sys.argv[1:] if argv is None else argv)
-    bench_args: list[str] | None = None
-    if "bench" in raw:  # everything after `bench` belongs to the benchmark, options included
-        i = raw.index("bench")
-        if i == 0 or raw[i - 1] != "--storage":
-            raw, bench_args = raw[: i + 1], raw[i + 1 :]
     try:
-        args = parser.parse_args(raw)
-        if bench_args is not None:
-            args.args = bench_args
+        args = parser.parse_args(None if argv is None else list(argv))
     except SystemExit as e:  # argparse already printed one line of usage/error
         return int(e.code or 0)
     if args.command is None:
