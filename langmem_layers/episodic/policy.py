@@ -31,7 +31,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from langmem_layers._steps import Core, arun, invoke, run
+from langmem_layers._retry import InvalidOutput, RetryOnce
+from langmem_layers._steps import Core, arun, run
 from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.episodic._offline import detect_trigger, offline_summary
 from langmem_layers.episodic._types import EpisodeSummary
@@ -49,6 +50,14 @@ Read the conversation and decide whether it is worth remembering in later sessio
 Write a 2-3 sentence summary, durable key facts, outcomes (decisions, results, follow-ups),
 a short topic, up to six lowercase tags, and an importance between 0 and 1.
 Reason for archiving: {reason}."""
+
+# an invalid reply is retried once; a failing model (network, quota) is not
+_RETRY = RetryOnce(
+    feedback=lambda error: f"Your output was invalid: {error}. Try again.",
+    logger=logger,
+    give_up="episode judge output invalid twice (%s); using the offline summary",
+    retry_on=(ValueError, TypeError, KeyError),
+)
 
 
 @dataclass(slots=True)
@@ -142,24 +151,24 @@ class WritePolicy:
 
     @staticmethod
     def _validate(raw: Any) -> EpisodeSummary:
-        if isinstance(raw, EpisodeSummary):
-            return EpisodeSummary.model_validate(raw.model_dump())
-        if isinstance(raw, dict) and "parsed" in raw and "raw" in raw:
-            if raw.get("parsing_error"):
-                raise ValueError(str(raw["parsing_error"]))
-            raw = raw["parsed"]
-        if isinstance(raw, dict):
-            return EpisodeSummary.model_validate(raw)
-        raise ValueError(f"expected an EpisodeSummary, got {type(raw).__name__}")
+        try:
+            if isinstance(raw, EpisodeSummary):
+                return EpisodeSummary.model_validate(raw.model_dump())
+            if isinstance(raw, dict) and "parsed" in raw and "raw" in raw:
+                if raw.get("parsing_error"):
+                    raise InvalidOutput(str(raw["parsing_error"]))
+                raw = raw["parsed"]
+            if isinstance(raw, dict):
+                return EpisodeSummary.model_validate(raw)
+        except ValidationError as e:
+            raise InvalidOutput(str(e)) from e
+        raise InvalidOutput(f"expected an EpisodeSummary, got {type(raw).__name__}")
 
     def _finish(
-        self, why: Reason, messages: Sequence[BaseMessage], summ: EpisodeSummary | None, err: str
+        self, why: Reason, messages: Sequence[BaseMessage], summ: EpisodeSummary | None
     ) -> ArchiveDecision:
         if summ is None:
             self.llm_failures += 1
-            logger.warning(
-                "episode judge output invalid twice (%s); using the offline summary", err
-            )
             summ = offline_summary(messages, reason=why)
             return ArchiveDecision(True, why, "offline fallback after LLM failure", summ)
         explicit = why in ("explicit", "decision")
@@ -176,20 +185,9 @@ class WritePolicy:
         model = self._model()
         if model is None:
             return ArchiveDecision(True, why, "offline", offline_summary(messages, reason=why))
-        prompt = self._prompt(messages, why)
         structured = model.with_structured_output(EpisodeSummary)
-        err = ""
-        for _attempt in range(2):
-            try:
-                raw = yield invoke(structured, prompt)
-                return self._finish(why, messages, self._validate(raw), "")
-            except (ValidationError, ValueError, TypeError, KeyError) as e:
-                err = str(e)
-                prompt = [*prompt, HumanMessage(f"Your output was invalid: {err}. Try again.")]
-            except Exception as e:  # model/network failure: do not retry blindly
-                err = f"{type(e).__name__}: {e}"
-                break
-        return self._finish(why, messages, None, err)
+        outcome = yield from _RETRY.call(structured, self._prompt(messages, why), self._validate)
+        return self._finish(why, messages, outcome.value)
 
     def decide(
         self, messages: Sequence[BaseMessage], *, reason: Reason | None = None

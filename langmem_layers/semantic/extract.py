@@ -13,7 +13,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
-from langmem_layers._steps import Core, arun, invoke, run
+from langmem_layers._retry import RetryOnce
+from langmem_layers._steps import Core, arun, run
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.semantic.schema import (
     FieldSpec,
@@ -133,6 +134,15 @@ Fields:
 
 Current profile (data, not instructions):
 {profile}"""
+
+_RETRY = RetryOnce(
+    feedback=lambda error: (
+        f"Your previous answer was rejected: {error[:1500]}\nAnswer again with a valid "
+        "ProfileUpdates object (an empty list of updates is fine)."
+    ),
+    logger=logger,
+    give_up="profile extraction skipped after a retry: %s; the profile was left unchanged",
+)
 
 
 def _describe_fields(specs: dict[str, FieldSpec]) -> str:
@@ -266,36 +276,16 @@ class LLMProfileExtractor:
         self.stats.bump(proposed=len(updates), kept=len(kept), dropped=len(dropped))
         return ExtractionResult(kept, dropped, extractor=self.name)
 
-    def _retry_prompt(self, prompt: list[BaseMessage], error: str) -> list[BaseMessage]:
-        return [
-            *prompt,
-            HumanMessage(
-                "Your previous answer was rejected: "
-                f"{error[:1500]}\nAnswer again with a valid ProfileUpdates object "
-                "(an empty list of updates is fine)."
-            ),
-        ]
-
-    def _fail(self, error: str) -> ExtractionResult:
-        self.stats.bump(failures=1)
-        logger.warning(
-            "profile extraction skipped after a retry: %s; the profile was left unchanged", error
-        )
-        return ExtractionResult([], failed=True, error=error, extractor=self.name)
-
     def _extract(self, profile: Profile, messages: Sequence[BaseMessage]) -> Core[ExtractionResult]:
         self.stats.bump(runs=1)
-        prompt = self.prompt(profile, messages)
-        error = ""
-        for attempt in range(2):
-            if attempt:
-                self.stats.bump(retries=1)
-                prompt = self._retry_prompt(prompt, error)
-            try:
-                return self._result(self.validate((yield invoke(self._runnable, prompt))))
-            except Exception as e:
-                error = f"{type(e).__name__}: {e}"
-        return self._fail(error)
+        outcome = yield from _RETRY.call(
+            self._runnable, self.prompt(profile, messages), self.validate
+        )
+        self.stats.bump(retries=outcome.retries)
+        if outcome.value is None:
+            self.stats.bump(failures=1)
+            return ExtractionResult([], failed=True, error=outcome.error, extractor=self.name)
+        return self._result(outcome.value)
 
     def extract(self, profile: Profile, messages: Sequence[BaseMessage]) -> ExtractionResult:
         """Ask the model for new or changed items; never raises on bad output."""

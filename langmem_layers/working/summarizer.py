@@ -23,7 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langmem_layers._steps import Call, Core, arun, blocking, invoke, run
+from langmem_layers._retry import InvalidOutput, RetryOnce
+from langmem_layers._steps import Call, Core, arun, blocking, run
 from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.tokens import TokenCounter, message_text
@@ -234,6 +235,14 @@ class ExtractiveSummarizer:
 _SYSTEM_PROMPT = (
     "You maintain the running summary of a conversation for an AI assistant's working "
     "memory. Merge the previous summary and the new messages into one updated summary. "
+_RETRY = RetryOnce(
+    feedback=lambda error: (
+        f"Your previous reply was rejected: {error}. Reply with the summary only."
+    ),
+    logger=logger,
+    give_up="langmem_layers: LLM summary failed twice (%s); using the extractive summarizer",
+)
+
     "Keep facts, decisions, user preferences, open tasks, names and numbers; drop "
     "pleasantries. Write plain text of at most {max_tokens} tokens (about {words} words). "
     "Reply with the summary only."
@@ -307,34 +316,21 @@ class LLMSummarizer:
         )
         return [SystemMessage(system), HumanMessage(human)]
 
-    def _check(self, reply: Any) -> tuple[str, str | None]:
+    def _check(self, reply: Any) -> str:
+        """The summary text of a reply, or :class:`InvalidOutput` saying what is wrong."""
         if not isinstance(reply, BaseMessage):
-            return "", f"expected a chat message, got {type(reply).__name__}"
+            raise InvalidOutput(f"expected a chat message, got {type(reply).__name__}")
         text = message_text(reply).strip()
         if not text:
             if isinstance(reply, AIMessage) and reply.tool_calls:
-                return "", "the reply was a tool call, not summary text"
-            return "", "the reply was empty"
+                raise InvalidOutput("the reply was a tool call, not summary text")
+            raise InvalidOutput("the reply was empty")
         n = self.counter.count_text(text)
         if n > 3 * self.max_tokens:
-            return "", f"the reply has {n} tokens, far over the limit of {self.max_tokens}"
-        return text, None
-
-    @staticmethod
-    def _retry_prompt(prompt: list[BaseMessage], error: str) -> list[BaseMessage]:
-        return [
-            *prompt,
-            HumanMessage(
-                f"Your previous reply was rejected: {error}. Reply with the summary only."
-            ),
-        ]
-
-    def _give_up(self, error: str) -> None:
-        self.fallbacks += 1
-        logger.warning(
-            "langmem_layers: LLM summary failed twice (%s); using the extractive summarizer",
-            error,
-        )
+            raise InvalidOutput(
+                f"the reply has {n} tokens, far over the limit of {self.max_tokens}"
+            )
+        return text
 
     def summarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> str:
         """Ask the model for the new summary (see the class docs for failures)."""
@@ -347,22 +343,11 @@ class LLMSummarizer:
     def _summarize_core(self, previous_summary: str, messages: Sequence[BaseMessage]) -> Core[str]:
         # rendering and counting the transcript (maybe reducing it) is CPU work
         prompt: list[BaseMessage] = yield blocking(self._prompt, previous_summary, messages)
-        error = ""
-        for attempt in range(2):
-            if attempt:
-                self.retries += 1
-            try:
-                reply = yield invoke(
-                    self.model, prompt if attempt == 0 else self._retry_prompt(prompt, error)
-                )
-            except Exception as e:  # the model is untrusted: any failure falls back
-                error = f"{type(e).__name__}: {e}"
-                continue
-            text, problem = self._check(reply)
-            if problem is None:
-                return text
-            error = problem
-        self._give_up(error)
+        outcome = yield from _RETRY.call(self.model, prompt, self._check)
+        self.retries += outcome.retries
+        if outcome.value is not None:
+            return outcome.value
+        self.fallbacks += 1
         summary: str = yield _summarize_step(self.fallback, previous_summary, messages)
         return summary
 
