@@ -235,17 +235,17 @@ class ExtractiveSummarizer:
 _SYSTEM_PROMPT = (
     "You maintain the running summary of a conversation for an AI assistant's working "
     "memory. Merge the previous summary and the new messages into one updated summary. "
+    "Keep facts, decisions, user preferences, open tasks, names and numbers; drop "
+    "pleasantries. Write plain text of at most {max_tokens} tokens (about {words} words). "
+    "Reply with the summary only."
+)
+
 _RETRY = RetryOnce(
     feedback=lambda error: (
         f"Your previous reply was rejected: {error}. Reply with the summary only."
     ),
     logger=logger,
     give_up="langmem_layers: LLM summary failed twice (%s); using the extractive summarizer",
-)
-
-    "Keep facts, decisions, user preferences, open tasks, names and numbers; drop "
-    "pleasantries. Write plain text of at most {max_tokens} tokens (about {words} words). "
-    "Reply with the summary only."
 )
 
 
