@@ -21,7 +21,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
 from langmem_layers._steps import Core, arun, blocking, invoke, node, run, twin
-from langmem_layers.context import current_runtime, resolve_identity
+from langmem_layers.context import Identity, RunScope, current_runtime, resolve_identity
 from langmem_layers.episodic._text import format_date
 from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
@@ -163,24 +163,30 @@ def create_recall_node(
     return node(recall, name="recall_episodes")
 
 
+def _session_identity(
+    user_id: str | None, session_id: str | None, scope: RunScope | None
+) -> Identity:
+    """The user and session to archive: explicit ids, else the scope's run."""
+    scope = scope or RunScope()
+    return resolve_identity(
+        user_id=user_id or scope.user_id,
+        thread_id=session_id,
+        runtime=scope.runtime if scope.runtime is not None else current_runtime(),
+        config=scope.config,
+        require_thread=True,
+    )
+
+
 def _archive_session(
     store: EpisodeStore,
     messages: Sequence[BaseMessage],
-    *,
-    user_id: str | None,
-    session_id: str | None,
+    ident: Identity,
     reason: Reason | None,
     policy: WritePolicy | None,
-    model: BaseChatModel | None,
     created_at: float | None,
-    config: Mapping[str, Any] | None,
-    runtime: Any,
 ) -> Core[ArchiveDecision]:
-    ident = resolve_identity(
-        user_id=user_id, thread_id=session_id, runtime=runtime, config=config, require_thread=True
-    )
     # a new policy loads its token encoding (from disk, the first time): not on the loop
-    pol = policy or (yield blocking(WritePolicy, model=model))
+    pol = policy or (yield blocking(WritePolicy))
     decision: ArchiveDecision = yield twin(pol, "decide", messages, reason=reason)
     if decision.archive:
         yield twin(
@@ -204,15 +210,32 @@ def archive_session(
     session_id: str | None = None,
     reason: Reason | None = None,
     policy: WritePolicy | None = None,
-    model: BaseChatModel | None = None,
     created_at: float | None = None,
-    config: Mapping[str, Any] | None = None,
-    runtime: Any = None,
+    scope: RunScope | None = None,
 ) -> ArchiveDecision:
     """Apply the write policy to a finished session and archive it if kept.
 
     Returns the :class:`ArchiveDecision`; ``decision.archive`` tells whether an
     episode was written (its id is ``episode_id_for(user_id, session_id)``).
+
+    Args:
+        store: The episode store.
+        messages: The session's messages.
+        user_id: Whose session (wins over ``scope``).
+        session_id: The session (thread) id; default the ``thread_id`` of
+            ``scope.config`` / the run's context.
+        reason: Why archiving is considered (default: the trigger in the latest
+            user message, else ``"session_end"``).
+        policy: The write policy; default ``WritePolicy()`` (an LLM judge on the
+            default chat model, else offline). For a given model pass
+            ``WritePolicy(model=...)``.
+        created_at: Time of the episode (Unix seconds; default now).
+        scope: Where to find the user and session when not given: its
+            ``user_id``, ``runtime`` (default: the current run's) and ``config``.
+
+    Raises:
+        MissingUserIdError: No user id anywhere.
+        ConfigurationError: No session id anywhere.
 
     Example:
         >>> import tempfile
@@ -225,20 +248,8 @@ def archive_session(
         False
 
     """
-    return run(
-        _archive_session(
-            store,
-            messages,
-            user_id=user_id,
-            session_id=session_id,
-            reason=reason,
-            policy=policy,
-            model=model,
-            created_at=created_at,
-            config=config,
-            runtime=runtime,
-        )
-    )
+    ident = _session_identity(user_id, session_id, scope)
+    return run(_archive_session(store, messages, ident, reason, policy, created_at))
 
 
 async def aarchive_session(
@@ -250,26 +261,12 @@ async def aarchive_session(
     session_id: str | None = None,
     reason: Reason | None = None,
     policy: WritePolicy | None = None,
-    model: BaseChatModel | None = None,
     created_at: float | None = None,
-    config: Mapping[str, Any] | None = None,
-    runtime: Any = None,
+    scope: RunScope | None = None,
 ) -> ArchiveDecision:
     """Async twin of :func:`archive_session`."""
-    return await arun(
-        _archive_session(
-            store,
-            messages,
-            user_id=user_id,
-            session_id=session_id,
-            reason=reason,
-            policy=policy,
-            model=model,
-            created_at=created_at,
-            config=config,
-            runtime=runtime,
-        )
-    )
+    ident = _session_identity(user_id, session_id, scope)
+    return await arun(_archive_session(store, messages, ident, reason, policy, created_at))
 
 
 def create_archive_node(
@@ -312,18 +309,9 @@ def create_archive_node(
     def archive(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict]:
         reason = _reason(state)
         if reason is not None:
-            yield from _archive_session(
-                store,
-                list(state.get(messages_key) or []),
-                user_id=None,
-                session_id=None,
-                reason=reason,
-                policy=pol,
-                model=None,
-                created_at=None,
-                config=config,
-                runtime=current_runtime(),
-            )
+            ident = resolve_identity(runtime=current_runtime(), config=config, require_thread=True)
+            messages = list(state.get(messages_key) or [])
+            yield from _archive_session(store, messages, ident, reason, pol, None)
         return {}
 
     return node(archive, name="archive_episode")

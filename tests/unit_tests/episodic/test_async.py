@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from langmem_layers import MemoryContext
+from langmem_layers import MemoryContext, RunScope
 from langmem_layers.episodic import (
     EpisodeStore,
     EpisodeSummary,
@@ -218,7 +218,8 @@ async def test_aarchive_session_with_llm_judge_never_blocks(strict_store: Episod
     model = FakeChatModel(responses=[structured_reply(EpisodeSummary, data)])
     msgs = [HumanMessage(f"garden {i}") for i in range(4)]
     cfg = {"configurable": {"user_id": "ada", "thread_id": "g"}}
-    d = await aarchive_session(strict_store, msgs, model=model, config=cfg)
+    policy = WritePolicy(model=model)
+    d = await aarchive_session(strict_store, msgs, policy=policy, scope=RunScope(config=cfg))
     assert d.archive and d.source == "llm"
     ep = await strict_store.aget_episode("ada", episode_id_for("ada", "g"))
     assert ep is not None and ep.summary == "Gardening plans." and ep.importance == 0.9

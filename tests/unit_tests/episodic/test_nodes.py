@@ -8,10 +8,11 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from langmem_layers import MemoryContext
+from langmem_layers import MemoryContext, RunScope
 from langmem_layers.episodic import (
     EpisodeStore,
     EpisodeSummary,
+    WritePolicy,
     aarchive_session,
     archive_session,
     create_archive_node,
@@ -150,12 +151,22 @@ def test_archive_session_with_llm_judge(store: EpisodeStore) -> None:
     data = {"keep": True, "summary": "Gardening plans.", "topic": "garden", "importance": 0.9}
     model = FakeChatModel(responses=[structured_reply(EpisodeSummary, data)])
     msgs = [HumanMessage(f"garden {i}") for i in range(4)]
-    d = archive_session(
-        store, msgs, model=model, config={"configurable": {"user_id": "ada", "thread_id": "g"}}
-    )
+    cfg = {"configurable": {"user_id": "ada", "thread_id": "g"}}
+    d = archive_session(store, msgs, policy=WritePolicy(model=model), scope=RunScope(config=cfg))
     ep = store.get_episode("ada", episode_id_for("ada", "g"))
     assert d.source == "llm" and ep is not None
     assert ep.summary == "Gardening plans." and ep.importance == pytest.approx(0.9)
+
+
+def test_archive_session_scope_gives_user_and_session(store: EpisodeStore) -> None:
+    msgs = [HumanMessage(f"long session about cycling {i}") for i in range(4)]
+    scope = RunScope(user_id="bob", config={"configurable": {"user_id": "eve", "thread_id": "s"}})
+    assert archive_session(store, msgs, scope=scope).archive
+    assert store.get_episode("bob", episode_id_for("bob", "s")) is not None
+    assert store.list_episodes("eve") == []
+    # an explicit user id wins over the scope
+    assert archive_session(store, msgs, user_id="ann", session_id="s2", scope=scope).archive
+    assert store.get_episode("ann", episode_id_for("ann", "s2")) is not None
 
 
 async def test_aarchive_session(store: EpisodeStore) -> None:
