@@ -39,28 +39,120 @@ def record_id(at: datetime) -> str:
 def item_value(
     spec: FieldSpec,
     update: ProfileUpdate,
+    kept: ProfileItem | None,
     *,
-    created_at: datetime,
     now: datetime,
     thread_id: str | None,
     extractor: str,
     version: int,
-    importance: float,
-    evidence: str,
 ) -> dict[str, Any]:
-    """The stored dict of one item."""
+    """The stored dict of the updated item.
+
+    ``kept`` is the current item when the update repeats its value: it keeps
+    its wording, evidence, creation time and origin, and the higher importance.
+    """
+    importance = max(update.importance, kept.importance) if kept else update.importance
     return {
         "field": spec.name,
         "key": update.key.strip() if spec.shape == "dict" and update.key else None,
-        "value": update.value.strip(),
+        "value": (kept.value if kept else update.value).strip(),
         "importance": round(float(importance), 4),
-        "evidence": evidence,
-        "created_at": created_at.isoformat(),
+        "evidence": (kept.evidence if kept else "") or update.evidence.strip(),
+        "created_at": (kept.created_at if kept else now).isoformat(),
         "updated_at": now.isoformat(),
-        "thread_id": thread_id,
-        "extractor": extractor,
+        "thread_id": kept.thread_id if kept else thread_id,
+        "extractor": kept.extractor if kept else extractor,
         "version": version,
     }
+
+
+def _replaced(
+    spec: FieldSpec, update: ProfileUpdate, items: Mapping[str, ProfileItem], key: str
+) -> list[ProfileItem]:
+    """Current items an update supersedes (other than its own slot ``key``).
+
+    The named previous value (any key of the field) and, for list fields
+    declared "overwrite", every other current value.
+    """
+    replaced: list[ProfileItem] = []
+    if update.replaces and normalize_text(update.replaces):
+        target = normalize_text(update.replaces)
+        replaced = [
+            i
+            for i in items.values()
+            if i.field == spec.name and i.store_key != key and normalize_text(i.value) == target
+        ]
+    if spec.shape == "list" and spec.policy == "overwrite":
+        replaced += [
+            i
+            for i in items.values()
+            if i.field == spec.name and i.store_key != key and i not in replaced
+        ]
+    return replaced
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """One planned update: what the history records of its plan share."""
+
+    spec: FieldSpec
+    update: ProfileUpdate
+    key: str
+    value: str
+    now: datetime
+    thread_id: str | None
+    extractor: str
+
+    def record(
+        self, action: str, old: str | None, old_key: str | None, reason: str, rkey: str | None
+    ) -> HistoryRecord:
+        return HistoryRecord(
+            action=action,  # type: ignore[arg-type]
+            field=self.spec.name,
+            key=rkey,
+            old_value=old,
+            new_value=self.value,
+            at=self.now,
+            thread_id=self.thread_id,
+            extractor=self.extractor,
+            reason=reason,
+            evidence=self.update.evidence.strip(),
+            importance=float(self.update.importance),
+            item_key=self.key,
+            old_item_key=old_key,
+            record_id=record_id(self.now),
+        )
+
+
+def _records(
+    change: _Change,
+    existing: ProfileItem | None,
+    kept: ProfileItem | None,
+    replaced: list[ProfileItem],
+    stored_key: str | None,
+) -> list[HistoryRecord]:
+    """History of one update: what it superseded, else what it changed or added."""
+    superseded = "superseded by a new value"
+    records = [
+        change.record("overwritten", old.value, old.store_key, superseded, stored_key)
+        for old in replaced
+    ]
+    replaces = change.update.replaces
+    if existing is not None and kept is None:
+        records.append(
+            change.record(
+                "overwritten", existing.value, change.key, "new value for the same slot", stored_key
+            )
+        )
+    elif existing is None and not replaced:
+        if replaces and normalize_text(replaces):
+            # the superseded value was never stored: keep it in the history anyway
+            records.append(
+                change.record("overwritten", replaces.strip(), None, superseded, stored_key)
+            )
+        else:
+            records.append(change.record("added", None, None, "new value", stored_key))
+    return records
 
 
 def plan_update(
@@ -84,96 +176,23 @@ def plan_update(
     if not normalize_text(value):
         return plan
     key = item_key(spec.name, spec.shape, key=update.key, value=value)
+    near_duplicate = duplicate_of is not None and spec.shape == "list"
     if duplicate_of is not None and spec.shape == "list":
         key = duplicate_of
     existing = items.get(key)
-    # values this update replaces: the named previous value (any key of the field), and
-    # for list fields declared "overwrite" every other current value
-    replaced: list[ProfileItem] = []
-    if update.replaces and normalize_text(update.replaces):
-        target = normalize_text(update.replaces)
-        replaced = [
-            i
-            for i in items.values()
-            if i.field == spec.name and i.store_key != key and normalize_text(i.value) == target
-        ]
-    if spec.shape == "list" and spec.policy == "overwrite":
-        replaced += [
-            i
-            for i in items.values()
-            if i.field == spec.name and i.store_key != key and i not in replaced
-        ]
-    # same value (normalised), or a near-duplicate found by embeddings: keep the stored wording
+    replaced = _replaced(spec, update, items, key)
+    # same value (normalised), or a near-duplicate found by embeddings: keep the stored item
     same = existing is not None and (
-        normalize_text(existing.value) == normalize_text(value)
-        or (duplicate_of is not None and spec.shape == "list")
+        normalize_text(existing.value) == normalize_text(value) or near_duplicate
     )
+    kept = existing if same else None
     version = (versions or {}).get(key, 0) + 1
-    importance = (
-        max(update.importance, existing.importance) if same and existing else update.importance
-    )
-    evidence = update.evidence.strip()
-    if same and existing is not None:
-        evidence = existing.evidence or evidence
-        value = existing.value
-    created = existing.created_at if (same and existing is not None) else now
-    stored_update = update.model_copy(update={"value": value})
     plan.puts[key] = item_value(
-        spec,
-        stored_update,
-        created_at=created,
-        now=now,
-        thread_id=thread_id if not same or existing is None else existing.thread_id,
-        extractor=extractor if not same or existing is None else existing.extractor,
-        version=version,
-        importance=importance,
-        evidence=evidence,
+        spec, update, kept, now=now, thread_id=thread_id, extractor=extractor, version=version
     )
-    stored_key = plan.puts[key]["key"]
-
-    def rec(
-        action: str, old: str | None, old_key: str | None, reason: str, rkey: str | None
-    ) -> HistoryRecord:
-        return HistoryRecord(
-            action=action,  # type: ignore[arg-type]
-            field=spec.name,
-            key=rkey,
-            old_value=old,
-            new_value=value,
-            at=now,
-            thread_id=thread_id,
-            extractor=extractor,
-            reason=reason,
-            evidence=update.evidence.strip(),
-            importance=float(update.importance),
-            item_key=key,
-            old_item_key=old_key,
-            record_id=record_id(now),
-        )
-
-    for old in replaced:
-        plan.deletes.append(old.store_key)
-        plan.records.append(
-            rec("overwritten", old.value, old.store_key, "superseded by a new value", stored_key)
-        )
-    if existing is not None and not same:
-        plan.records.append(
-            rec("overwritten", existing.value, key, "new value for the same slot", stored_key)
-        )
-    elif existing is None and not replaced:
-        if update.replaces and normalize_text(update.replaces):
-            # the superseded value was never stored: keep it in the history anyway
-            plan.records.append(
-                rec(
-                    "overwritten",
-                    update.replaces.strip(),
-                    None,
-                    "superseded by a new value",
-                    stored_key,
-                )
-            )
-        else:
-            plan.records.append(rec("added", None, None, "new value", stored_key))
+    change = _Change(spec, update, key, kept.value if kept else value, now, thread_id, extractor)
+    plan.deletes.extend(old.store_key for old in replaced)
+    plan.records.extend(_records(change, existing, kept, replaced, plan.puts[key]["key"]))
     return plan
 
 
