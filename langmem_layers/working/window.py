@@ -185,6 +185,64 @@ def _truncate(
         keep -= excess - saved
 
 
+def _conversation_budget(
+    max_tokens: int, system_tokens: int, cap: int, counter: TokenCounter
+) -> int:
+    """Tokens left for the conversation besides system messages and the summary reserve."""
+    budget = max_tokens - system_tokens - cap - counter.message_overhead - 8
+    if budget < MIN_CONVERSATION_TOKENS:
+        raise ConfigurationError(
+            f"max_tokens={max_tokens} cannot hold the system messages ({system_tokens} tokens) "
+            f"plus the summary reserve ({cap}) and a minimal conversation "
+            f"({MIN_CONVERSATION_TOKENS}); raise max_tokens, shorten the system prompt or "
+            "lower max_summary_tokens"
+        )
+    return budget
+
+
+def _tail(
+    msgs: Sequence[BaseMessage], units: list[list[int]], keep_last_turns: int
+) -> tuple[int, set[int]]:
+    """First unit of the last ``keep_last_turns`` user turns, and the units never evicted.
+
+    The latest user message and the last unit are pinned.
+    """
+    user_units = [k for k, u in enumerate(units) if is_user(msgs[u[0]])]
+    if len(user_units) >= keep_last_turns:
+        tail_start = user_units[-keep_last_turns]
+    elif user_units:
+        tail_start = 0  # fewer turns than asked for: keep them all if they fit
+    else:
+        tail_start = max(0, len(units) - 1)
+    pinned = {len(units) - 1} if units else set()
+    if user_units:
+        pinned.add(user_units[-1])
+    return tail_start, pinned
+
+
+def _shrink(
+    msgs: Sequence[BaseMessage],
+    counts: list[int],
+    indices: list[int],
+    excess: int,
+    counter: TokenCounter,
+) -> tuple[dict[int, BaseMessage], int]:
+    """Truncate the longest of ``msgs[indices]`` until ``excess`` tokens are saved.
+
+    Returns the truncated copies by index and the tokens still over (> 0: impossible).
+    """
+    replacements: dict[int, BaseMessage] = {}
+    for i in sorted(indices, key=lambda i: (-counts[i], i)):
+        if excess <= 0:
+            break
+        result = _truncate(msgs[i], excess, counter)
+        if result is None:
+            continue
+        replacements[i], saved = result
+        excess -= saved
+    return replacements, excess
+
+
 def compute_window(
     messages: Iterable[BaseMessage | Mapping[str, Any]],
     /,
@@ -238,55 +296,27 @@ def compute_window(
 
     system_idx = [i for i, m in enumerate(msgs) if is_system(m)]
     system_tokens = sum(counts[i] for i in system_idx)
-    budget = max_tokens - system_tokens - cap - counter.message_overhead - 8
-    if budget < MIN_CONVERSATION_TOKENS:
-        raise ConfigurationError(
-            f"max_tokens={max_tokens} cannot hold the system messages ({system_tokens} tokens) "
-            f"plus the summary reserve ({cap}) and a minimal conversation "
-            f"({MIN_CONVERSATION_TOKENS}); raise max_tokens, shorten the system prompt or "
-            "lower max_summary_tokens"
-        )
+    budget = _conversation_budget(max_tokens, system_tokens, cap, counter)
     system_set = set(system_idx)
     units = _units(msgs, [i for i in range(len(msgs)) if i not in system_set])
     unit_tokens = [sum(counts[i] for i in u) for u in units]
-    user_units = [k for k, u in enumerate(units) if is_user(msgs[u[0]])]
-    if len(user_units) >= keep_last_turns:
-        tail_start = user_units[-keep_last_turns]
-    elif user_units:
-        tail_start = 0  # fewer turns than asked for: keep them all if they fit
-    else:
-        tail_start = max(0, len(units) - 1)
-    pinned = {len(units) - 1} if units else set()
-    if user_units:
-        pinned.add(user_units[-1])
+    tail_start, pinned = _tail(msgs, units, keep_last_turns)
 
+    # evict the oldest units of the kept turns (never a pinned one) until they fit
     kept_units = list(range(tail_start, len(units)))
-    evicted_units = set(range(tail_start))
     used = sum(unit_tokens[k] for k in kept_units)
     for k in list(kept_units):
         if used <= budget:
             break
-        if k in pinned:
-            continue
-        kept_units.remove(k)
-        evicted_units.add(k)
-        used -= unit_tokens[k]
+        if k not in pinned:
+            kept_units.remove(k)
+            used -= unit_tokens[k]
 
     replacements: dict[int, BaseMessage] = {}
     if used > budget:
-        excess = used - budget
-        candidates = sorted(
-            (i for k in kept_units for i in units[k]), key=lambda i: (-counts[i], i)
-        )
-        for i in candidates:
-            if excess <= 0:
-                break
-            result = _truncate(msgs[i], excess, counter)
-            if result is None:
-                continue
-            replacements[i], saved = result
-            excess -= saved
-            used -= saved
+        kept_idx = [i for k in kept_units for i in units[k]]
+        replacements, excess = _shrink(msgs, counts, kept_idx, used - budget, counter)
+        used = budget + excess
         if excess > 0:
             raise ConfigurationError(
                 f"max_tokens={max_tokens} cannot hold the latest turn even after truncating "
