@@ -6,7 +6,6 @@ it yields steps and is executed by ``run`` (sync) or ``arun`` (async).
 
 from __future__ import annotations
 
-import math
 import threading
 import weakref
 from collections.abc import Sequence
@@ -47,12 +46,6 @@ def utc(when: datetime | None) -> datetime:
     if when is None:
         return datetime.now(UTC)
     return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    num = sum(x * y for x, y in zip(a, b, strict=False))
-    den = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return num / den if den else 0.0
 
 
 def scan(store: BaseStore, ns: tuple[str, ...]) -> Core[list[Item]]:

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langmem_layers._steps import Core, twin
-from langmem_layers.semantic._backend import cosine
 from langmem_layers.semantic._normalize import normalize_text
 from langmem_layers.semantic.schema import FieldSpec, ProfileUpdate
 from langmem_layers.semantic.types import ProfileItem
 
 CACHE_SIZE = 10_000
+
+
+def cosine_similarities(vector: Sequence[float], others: Sequence[Sequence[float]]) -> np.ndarray:
+    """Cosine similarity of ``vector`` with each of ``others`` (0 where a norm is 0)."""
+    a = np.asarray(vector, dtype=np.float64)
+    m = np.asarray(others, dtype=np.float64).reshape(len(others), -1)
+    dots = m @ a
+    norms = np.linalg.norm(m, axis=1) * np.linalg.norm(a)
+    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
 class NearDuplicates:
@@ -47,14 +56,15 @@ class NearDuplicates:
 
     def _best(self, value: str, cands: list[ProfileItem]) -> str | None:
         vec = self._vectors.get(normalize_text(value))
+        known = [(c, self._vectors.get(normalize_text(c.value))) for c in cands]
+        pairs = [(c.store_key, v) for c, v in known if v is not None]
+        if vec is None or not pairs:
+            return None
         best, best_sim = None, self.threshold
-        for c in cands:
-            other = self._vectors.get(normalize_text(c.value))
-            if vec is None or other is None:
-                continue
-            sim = cosine(vec, other)
-            if sim >= best_sim:
-                best, best_sim = c.store_key, sim
+        sims = cosine_similarities(vec, [v for _, v in pairs])
+        for (key, _), sim in zip(pairs, sims.tolist(), strict=True):
+            if sim >= best_sim:  # ties: the later candidate wins
+                best, best_sim = key, sim
         return best
 
     def find(

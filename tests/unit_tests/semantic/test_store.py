@@ -76,6 +76,14 @@ def test_embedding_dedup_merges_near_duplicates() -> None:
     assert sorted(p.get("u").values("interests")) == ["baking bread", "hiking in the mountains"]
 
 
+def test_cosine_similarities_are_numpy_and_safe_for_zero_vectors() -> None:
+    from langmem_layers.semantic._dedup import cosine_similarities
+
+    sims = cosine_similarities([1.0, 0.0], [[2.0, 0.0], [0.0, 3.0], [0.0, 0.0], [1.0, 1.0]])
+    assert sims.tolist() == pytest.approx([1.0, 0.0, 0.0, 2**-0.5])
+    assert cosine_similarities([0.0, 0.0], [[1.0, 1.0]]).tolist() == [0.0]
+
+
 async def test_async_embedding_dedup() -> None:
     p = ProfileStore(InMemoryStore(), embeddings=DeterministicEmbeddings(), dedup_threshold=0.7)
     await p.aadd("u", "interests", "hiking in the mountains")
