@@ -78,8 +78,9 @@ _EXPORTS: dict[str, str] = {
     "record_tool": "langmem_layers.procedural",
     "redact": "langmem_layers.procedural",
     "wilson_lower_bound": "langmem_layers.procedural",
-    # reference graph, sessions, middleware
-    "MemoryComponents": "langmem_layers.graph",
+    # configuration and layers, reference graph, sessions, middleware
+    "MemoryConfig": "langmem_layers.config",
+    "MemoryLayers": "langmem_layers.layers",
     "MemoryGraphState": "langmem_layers.graph",
     "build_memory_graph": "langmem_layers.graph",
     "create_memory_graph_builder": "langmem_layers.graph",
@@ -106,9 +107,10 @@ __all__ = [
     "LangchainEmbeddingFunction",
     "LangmemError",
     "LocalE5Embeddings",
-    "MemoryComponents",
+    "MemoryConfig",
     "MemoryContext",
     "MemoryGraphState",
+    "MemoryLayers",
     "MemoryMiddleware",
     "MissingUserIdError",
     "OfflineProfileExtractor",
@@ -180,6 +182,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from langmem_layers.config import MemoryConfig
     from langmem_layers.context import (
         Identity,
         MemoryContext,
@@ -214,11 +217,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         StorageError,
     )
     from langmem_layers.graph import (
-        MemoryComponents,
         MemoryGraphState,
         build_memory_graph,
         create_memory_graph_builder,
     )
+    from langmem_layers.layers import MemoryLayers
     from langmem_layers.middleware import MemoryMiddleware
     from langmem_layers.procedural import (
         OutcomeRecord,

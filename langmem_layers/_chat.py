@@ -29,6 +29,7 @@ def run_chat(
     from langmem_layers.admin import forget_user_everywhere
     from langmem_layers.episodic import EpisodeStore
     from langmem_layers.graph import build_memory_graph
+    from langmem_layers.layers import MemoryLayers
     from langmem_layers.semantic import render_profile
     from langmem_layers.sessions import end_session
 
@@ -39,8 +40,9 @@ def run_chat(
     say(HELP)
     with storage.checkpointer() as saver, storage.store() as store:
         episodes = EpisodeStore(storage=storage)
+        memory = MemoryLayers(episodes=episodes)
         graph = build_memory_graph(
-            model, tools=[get_weather], checkpointer=saver, store=store, episodes=episodes
+            model, memory=memory, tools=[get_weather], checkpointer=saver, store=store
         )
         while True:
             try:
@@ -50,17 +52,17 @@ def run_chat(
             if not line:
                 continue
             if line in {"/quit", "/exit"}:
-                end_session(graph, thread_id=thread, user_id=user_id)
+                end_session(graph, thread_id=thread, user_id=user_id, memory=memory)
                 say("bye (session archived if it was worth keeping)")
                 return 0
             if line == "/end":
-                report = end_session(graph, thread_id=thread, user_id=user_id)
+                report = end_session(graph, thread_id=thread, user_id=user_id, memory=memory)
                 say(f"session {thread} ended: archived={report.archived} ({report.reason})")
                 thread = f"chat-{uuid.uuid4().hex[:8]}"
                 say(f"new session {thread}")
                 continue
             if line == "/profile":
-                profile = graph.memory.profiles.with_store(store).get(user_id)
+                profile = memory.profiles.with_store(store).get(user_id)
                 say(render_profile(profile, max_tokens=800) or "(profile is empty)")
                 continue
             if line == "/forget":

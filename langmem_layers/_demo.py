@@ -13,7 +13,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -23,6 +23,9 @@ from langchain_core.tools import tool
 
 from langmem_layers.defaults import Storage, resolve_chat_model
 from langmem_layers.tokens import message_text
+
+if TYPE_CHECKING:
+    from langmem_layers.layers import MemoryLayers
 
 __all__ = ["OfflineDemoModel", "get_weather", "run_demo"]
 
@@ -194,6 +197,43 @@ def _show_turn(out: dict[str, Any], start: int, say: Callable[[str], None]) -> N
             say(f"  agent: {message_text(msg)}")
 
 
+def _run_turn(
+    graph: Any,
+    memory: MemoryLayers,
+    cfg: dict[str, Any],
+    user: str,
+    text: str,
+    say: Callable[[str], None],
+) -> dict[str, Any]:
+    say(f"\nuser: {text}")
+    before = len(graph.get_state(cfg).values.get("messages", []))
+    out: dict[str, Any] = graph.invoke(
+        {"messages": [HumanMessage(text)]}, cfg, context={"user_id": user}
+    )
+    for item in (out.get("recalled_episodes") or [])[:3]:
+        flat = " ".join(item["text"].split())
+        say(f"  [episodic] recalled {item['kind']}: {flat[:90]}")
+    _show_turn(out, before + 1, say)
+    used = out.get("memory_report") or {}
+    say(
+        "  [budget] "
+        + ", ".join(f"{k}={v}" for k, v in used.items())
+        + f" tokens (limit {memory.config.budget_tokens})"
+    )
+    return out
+
+
+def _show_memory(memory: MemoryLayers, store: Any, user: str, say: Callable[[str], None]) -> None:
+    profiles = memory.profiles.with_store(store)
+    say("[semantic] profile now:")
+    for item in profiles.get(user).items:
+        say(f"  - {item.field}.{item.key}: {item.value}")
+    for old in profiles.superseded(user):
+        say(f"  (superseded) {old.field}.{old.key}: {old.value}")
+    for tip in memory.procedural.tool_tips(["get_weather"], user_id=user, store=store):
+        say(f"[procedural] {tip.tool}: {tip.successes}/{tip.calls} calls ok")
+
+
 def run_demo(
     storage_dir: str | Path | None = None,
     *,
@@ -205,8 +245,10 @@ def run_demo(
     The returned dict holds the profile, the episodes, the tool statistics and
     what session 2 recalled, so tests can check the demo's claims.
     """
+    from langmem_layers.config import MemoryConfig
     from langmem_layers.episodic import EpisodeStore
     from langmem_layers.graph import build_memory_graph
+    from langmem_layers.layers import MemoryLayers
     from langmem_layers.sessions import end_session
 
     folder = Path(storage_dir) if storage_dir else Path(tempfile.mkdtemp(prefix="langmem-demo-"))
@@ -218,58 +260,30 @@ def run_demo(
     say(f"Agent model: {type(agent_model).__name__}" + ("" if chat else " (offline, no API key)"))
     observed: dict[str, Any] = {"storage": str(storage.path), "sessions": []}
     with storage.checkpointer() as saver, storage.store() as store:
-        episodes = EpisodeStore(storage=storage)
-        graph = build_memory_graph(
-            agent_model,
-            tools=[get_weather],
-            checkpointer=saver,
-            store=store,
-            episodes=episodes,
-            extract_every=1,
+        memory = MemoryLayers(
+            config=MemoryConfig(extract_every=1), episodes=EpisodeStore(storage=storage)
         )
-        memory = graph.memory
+        graph = build_memory_graph(
+            agent_model, memory=memory, tools=[get_weather], checkpointer=saver, store=store
+        )
         for number, script in ((1, SESSION_1), (2, SESSION_2)):
             thread = f"demo-session-{number}"
             say(f"\n=== Session {number} (thread {thread}) ===")
             session: dict[str, Any] = {"thread": thread, "recalled": [], "replies": []}
             cfg = {"configurable": {"thread_id": thread}}
             for text in script:
-                say(f"\nuser: {text}")
-                before = len(graph.get_state(cfg).values.get("messages", []))
-                out = graph.invoke(
-                    {"messages": [HumanMessage(text)]}, cfg, context={"user_id": user}
-                )
-                recalled = out.get("recalled_episodes") or []
-                for item in recalled[:3]:
-                    flat = " ".join(item["text"].split())
-                    say(f"  [episodic] recalled {item['kind']}: {flat[:90]}")
-                session["recalled"].extend(item["text"] for item in recalled)
-                _show_turn(out, before + 1, say)
+                out = _run_turn(graph, memory, cfg, user, text, say)
+                session["recalled"].extend(i["text"] for i in out.get("recalled_episodes") or [])
                 session["replies"].append(message_text(out["messages"][-1]))
-                used = out.get("memory_report") or {}
-                say(
-                    "  [budget] "
-                    + ", ".join(f"{k}={v}" for k, v in used.items())
-                    + f" tokens (limit {memory.budget_tokens})"
-                )
-            report = end_session(graph, thread_id=thread)
+            report = end_session(graph, thread_id=thread, memory=memory)
             say(
                 f"\n[end of session {number}] archived={report.archived} "
                 f"({report.messages} messages; {report.reason})"
             )
             observed["sessions"].append(session)
-            profile = memory.profiles.with_store(store).get(user)
-            say("[semantic] profile now:")
-            for item in profile.items:
-                say(f"  - {item.field}.{item.key}: {item.value}")
-            for old in memory.profiles.with_store(store).superseded(user):
-                say(f"  (superseded) {old.field}.{old.key}: {old.value}")
-            stats = memory.procedural.tool_tips(["get_weather"], user_id=user, store=store)
-            for tip in stats:
-                say(f"[procedural] {tip.tool}: {tip.successes}/{tip.calls} calls ok")
-        observed["profile"] = {
-            f"{i.field}.{i.key}": i.value for i in memory.profiles.with_store(store).get(user).items
-        }
-        observed["episodes"] = [e.summary for e in episodes.list_episodes(user)]
+            _show_memory(memory, store, user, say)
+        profile = memory.profiles.with_store(store).get(user)
+        observed["profile"] = {f"{i.field}.{i.key}": i.value for i in profile.items}
+        observed["episodes"] = [e.summary for e in memory.episodes.list_episodes(user)]
         say(f"\n[episodic] {len(observed['episodes'])} episode(s) stored for {user}")
     return observed

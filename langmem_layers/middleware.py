@@ -2,7 +2,8 @@
 
 ::
 
-    agent = create_agent(model, tools, middleware=[MemoryMiddleware.open()])
+    memory = MemoryLayers(episodes=EpisodeStore())
+    agent = create_agent(model, tools, middleware=[MemoryMiddleware(memory)])
 
 Per invocation:
 
@@ -18,8 +19,7 @@ Per invocation:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
@@ -28,14 +28,12 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from langmem_layers._steps import Core, arun, run
-from langmem_layers.context import resolve_identity
-from langmem_layers.defaults import Storage
-from langmem_layers.episodic import EpisodeStore, RecalledItem, WritePolicy, create_recall_node
-from langmem_layers.graph import after_turn, compose_prompt, memory_sections
-from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
-from langmem_layers.semantic import ProfileStore, ProfileUpdater
-from langmem_layers.tokens import TokenCounter
-from langmem_layers.working import create_window_node
+from langmem_layers._turn import after_turn, memory_sections
+from langmem_layers.context import Identity, resolve_identity
+from langmem_layers.episodic import RecalledItem
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.graph import compose_prompt
+from langmem_layers.layers import MemoryLayers
 
 __all__ = ["MemoryMiddleware", "MemoryMiddlewareState"]
 
@@ -51,23 +49,34 @@ class MemoryMiddlewareState(AgentState):
     recalled_episodes: NotRequired[Annotated[list[RecalledItem], _keep]]
 
 
+def _config() -> Any:
+    try:
+        return get_config()
+    except RuntimeError:
+        return {}
+
+
+def _identity(runtime: Any) -> Identity:
+    return resolve_identity(runtime=runtime, config=_config())
+
+
+def _messages(state: Mapping[str, Any]) -> list[Any]:
+    return list(state.get("messages") or [])
+
+
 class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
     """Working, episodic, semantic and procedural memory for ``create_agent``.
 
     Args:
-        episodes: Where episodes live (any Chroma client via ``EpisodeStore``).
-        profiles: Profile store (default: the agent's ``store``).
-        procedural: Tool-outcome memory (default: the agent's ``store``).
-        model: Chat model for summaries, profile extraction and archive decisions
-            (default: ``resolve_chat_model`` → offline fallbacks without one).
-        budget_tokens: One budget for everything the model sees.
-        window_tokens: Budget of the persisted message window.
-        extract_every: Extract the profile every N user turns.
-        recall_k: Episodic items recalled per invocation.
+        memory: The :class:`~langmem_layers.MemoryLayers` (built with a
+            :class:`~langmem_layers.MemoryConfig`). Profile and procedural
+            memory use the agent's ``store`` unless the layers were given their own.
 
-    Session end: an agent's state holds no user id and the compiled agent does
-    not carry the layers, so pass both:
-    ``end_session(agent, thread_id=..., user_id=..., memory=middleware)``
+    The system prompt is the agent's own (``create_agent(system_prompt=...)``),
+    else ``memory.config.system_prompt``; the memory sections follow it.
+
+    Session end: an agent's state holds no user id, so pass it with the layers:
+    ``end_session(agent, thread_id=..., user_id=..., memory=memory)``
     (``aend_session`` likewise).
 
     Tool errors: ``create_agent``'s tool node re-raises a tool's exception by
@@ -81,12 +90,12 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         >>> from langchain.agents import create_agent
         >>> from langgraph.checkpoint.memory import InMemorySaver
         >>> from langgraph.store.memory import InMemoryStore
-        >>> from langmem_layers import EpisodeStore, MemoryMiddleware
+        >>> from langmem_layers import MemoryConfig, MemoryLayers, MemoryMiddleware
         >>> from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
-        >>> episodes = EpisodeStore(storage=tempfile.mkdtemp(),
-        ...                         embeddings=DeterministicEmbeddings())
+        >>> memory = MemoryLayers(config=MemoryConfig(extract_every=1),
+        ...                       storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
         >>> model = FakeChatModel(responses=[], default="noted")
-        >>> agent = create_agent(model, [], middleware=[MemoryMiddleware(episodes)],
+        >>> agent = create_agent(model, [], middleware=[MemoryMiddleware(memory)],
         ...                      store=InMemoryStore(), checkpointer=InMemorySaver())
         >>> cfg = {"configurable": {"thread_id": "t1"}}
         >>> _ = agent.invoke({"messages": [("user", "I live in Oslo")]}, cfg,
@@ -99,115 +108,49 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
 
     state_schema = MemoryMiddlewareState
 
-    def __init__(
-        self,
-        episodes: EpisodeStore,
-        /,
-        *,
-        profiles: ProfileStore | None = None,
-        procedural: ProceduralMemory | None = None,
-        model: Any = None,
-        budget_tokens: int = 6000,
-        window_tokens: int = 3000,
-        keep_last_turns: int = 2,
-        extract_every: int = 1,
-        recall_k: int = 5,
-        recall_tokens: int = 800,
-    ) -> None:
-        super().__init__()
-        self.episodes = episodes
-        self.profiles = profiles or ProfileStore()
-        self.procedural = procedural or ProceduralMemory()
-        self.counter = TokenCounter()
-        self.budget_tokens = budget_tokens
-        self.updater = ProfileUpdater(self.profiles, model=model, every_n_turns=extract_every)
-        self.policy = WritePolicy(model=model)
-        self._recall = create_recall_node(episodes, k=recall_k, max_tokens=recall_tokens)
-        self._window = create_window_node(
-            max_tokens=window_tokens,
-            keep_last_turns=keep_last_turns,
-            model=model,
-            token_counter=self.counter,
-        )
-        self._tools = ProceduralMiddleware(self.procedural, inject_tips=False)
-
-    @classmethod
-    @contextmanager
-    def open(
-        cls, storage: Storage | str | None = None, **kwargs: Any
-    ) -> Iterator[MemoryMiddleware]:
-        """A middleware on the embedded defaults: Chroma and SQLite in one folder.
-
-        Yields the middleware and its store; pass ``store=mw.profiles.store`` to
-        ``create_agent`` or let the middleware use its own.
-        """
-        st = storage if isinstance(storage, Storage) else Storage(storage)
-        with st.store() as store:
-            episodes = EpisodeStore(storage=st)
-            mw = cls(
-                episodes,
-                profiles=ProfileStore(store),
-                procedural=ProceduralMemory(store),
-                **kwargs,
+    def __init__(self, memory: MemoryLayers, /) -> None:
+        if not isinstance(memory, MemoryLayers):
+            raise ConfigurationError(
+                f"MemoryMiddleware takes the memory layers, got {type(memory).__name__}: "
+                "MemoryMiddleware(MemoryLayers(episodes=..., config=MemoryConfig(...)))"
             )
-            try:
-                yield mw
-            finally:
-                mw.procedural.flush()
-                mw.updater.flush()
-
-    # -- helpers ------------------------------------------------------------
-    @staticmethod
-    def _config() -> Any:
-        try:
-            return get_config()
-        except RuntimeError:
-            return {}
-
-    def _user(self, runtime: Any) -> Any:
-        return resolve_identity(runtime=runtime, config=self._config())
+        super().__init__()
+        self.memory = memory
 
     def _request(self, request: ModelRequest) -> Core[ModelRequest]:
-        user_id = self._user(request.runtime).user_id
+        memory = self.memory
+        user_id = _identity(request.runtime).user_id
         names = [getattr(t, "name", None) or t.get("name", "") for t in request.tools]  # type: ignore[union-attr]
-        profile_text, tips_text = yield from memory_sections(
-            self.profiles, self.procedural, names, user_id, counter=self.counter
-        )
+        profile_text, tips_text = yield from memory_sections(memory, names, user_id)
         prompt, _ = compose_prompt(
             {**request.state, "messages": request.messages},
-            system_prompt=request.system_prompt or "",
-            budget_tokens=self.budget_tokens,
-            counter=self.counter,
+            system_prompt=request.system_prompt or memory.config.system_prompt,
+            budget_tokens=memory.config.budget_tokens,
+            counter=memory.counter,
             profile_text=profile_text,
             tips_text=tips_text,
         )
         return request.override(system_message=prompt[0], messages=prompt[1:])  # type: ignore[arg-type]
 
     def _after_agent(self, state: Any, runtime: Runtime[Any]) -> Core[None]:
-        yield from after_turn(
-            _messages(state),
-            resolve_identity(runtime=runtime, config=self._config()),
-            updater=self.updater,
-            episodes=self.episodes,
-            policy=self.policy,
-        )
+        yield from after_turn(self.memory, _messages(state), _identity(runtime))
 
     # -- hooks --------------------------------------------------------------
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Recall episodes for the latest user message."""
-        return dict(self._recall.invoke(state, self._config()))
+        return dict(self.memory.recall_node.invoke(state, _config()))
 
     async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Async :meth:`before_agent`."""
-        return dict(await self._recall.ainvoke(state, self._config()))
+        return dict(await self.memory.recall_node.ainvoke(state, _config()))
 
     def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Keep the persisted window within budget (fold evicted turns into the summary)."""
-        return dict(self._window.invoke(state, self._config())) or None
+        return dict(self.memory.window_node.invoke(state, _config())) or None
 
     async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Async :meth:`before_model`."""
-        return dict(await self._window.ainvoke(state, self._config())) or None
+        return dict(await self.memory.window_node.ainvoke(state, _config())) or None
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
@@ -225,11 +168,11 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
 
     def wrap_tool_call(self, request: Any, handler: Any) -> Any:
         """Record the tool call's outcome (procedural memory)."""
-        return self._tools.wrap_tool_call(request, handler)
+        return self.memory.tool_hooks.wrap_tool_call(request, handler)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
         """Async :meth:`wrap_tool_call`."""
-        return await self._tools.awrap_tool_call(request, handler)
+        return await self.memory.tool_hooks.awrap_tool_call(request, handler)
 
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Extract the profile every N turns; archive on "remember this" / decisions."""
@@ -240,7 +183,3 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         """Async :meth:`after_agent`."""
         await arun(self._after_agent(state, runtime))
         return None
-
-
-def _messages(state: Mapping[str, Any]) -> list[Any]:
-    return list(state.get("messages") or [])

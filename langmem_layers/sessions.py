@@ -1,4 +1,9 @@
-"""Session end and idle expiry for graphs built by :func:`~langmem_layers.build_memory_graph`.
+"""Session end and idle expiry for agents with memory layers.
+
+Works for the reference graph (:func:`~langmem_layers.build_memory_graph`) and
+for ``create_agent`` agents with :class:`~langmem_layers.MemoryMiddleware`: pass
+the graph (it holds the threads) and, as ``memory=``, the
+:class:`~langmem_layers.MemoryLayers` it runs (they hold the memory).
 
 Ending a session gathers the thread's **whole** transcript from the
 checkpoint history (the window node removes old messages from the live state,
@@ -14,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,6 +29,7 @@ from langmem_layers._steps import Call, Core, arun, collect, run, store_call, tw
 from langmem_layers.context import resolve_identity
 from langmem_layers.episodic import aarchive_session, archive_session, episode_id_for
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
+from langmem_layers.layers import MemoryLayers
 
 __all__ = [
     "SessionEndReport",
@@ -39,7 +45,7 @@ logger = logging.getLogger("langmem_layers")
 
 _NO_USER = (
     "langmem_layers: idle thread %s has no user id (its first run failed before memory was "
-    "loaded); kept: archive it with end_session(graph, thread_id=%r, user_id=...)"
+    "loaded); kept: archive it with end_session(graph, thread_id=%r, user_id=..., memory=...)"
 )
 
 
@@ -65,19 +71,12 @@ class SessionEndReport:
     deleted: bool = False
 
 
-def _components(graph: Any, memory: Any = None) -> Any:
-    memory = memory if memory is not None else getattr(graph, "memory", None)
-    if memory is None:
+def _layers(memory: Any) -> MemoryLayers:
+    if not isinstance(memory, MemoryLayers):
         raise ConfigurationError(
-            "this graph has no memory components: build it with build_memory_graph(...), or "
-            "pass memory=... (the MemoryMiddleware of an agent built with create_agent, or "
-            "builder.memory of create_memory_graph_builder(...))"
-        )
-    missing = [a for a in ("episodes", "updater", "policy", "procedural") if not hasattr(memory, a)]
-    if missing:
-        raise ConfigurationError(
-            f"memory={type(memory).__name__} lacks {', '.join(missing)}: pass a MemoryMiddleware "
-            "or the MemoryComponents of a memory graph"
+            f"memory= must be the MemoryLayers the graph or agent runs, got "
+            f"{type(memory).__name__}: build them once, memory = MemoryLayers(...), pass them "
+            "to build_memory_graph(..., memory=memory) or MemoryMiddleware(memory), and here"
         )
     return memory
 
@@ -135,45 +134,47 @@ def end_session(
     /,
     *,
     thread_id: str,
+    memory: MemoryLayers,
     user_id: str | None = None,
     force: bool = False,
-    memory: Any = None,
 ) -> SessionEndReport:
     """Archive a thread into episodic memory and finish its profile extraction.
 
     Args:
-        graph: A graph built by :func:`~langmem_layers.build_memory_graph`.
+        graph: The compiled graph that holds the thread: a reference graph
+            (:func:`~langmem_layers.build_memory_graph`) or a ``create_agent``
+            agent with :class:`~langmem_layers.MemoryMiddleware`.
         thread_id: The session to end.
-        user_id: Its user (default: the ``user_id`` the graph stored in state).
+        memory: The :class:`~langmem_layers.MemoryLayers` the graph runs.
+        user_id: Its user (default: the ``user_id`` the reference graph stored
+            in state; an agent's state holds none, so pass it for an agent).
         force: Archive even a trivial session (as if the user asked).
-        memory: The memory layers, when ``graph`` does not carry them: the
-            :class:`~langmem_layers.MemoryMiddleware` of an agent built with
-            ``create_agent`` (pass ``user_id`` too: an agent's state holds none).
 
     Returns:
         A :class:`SessionEndReport`.
 
     Raises:
         MissingUserIdError: no user id given and none stored in the thread.
+        ConfigurationError: ``memory`` is not a :class:`~langmem_layers.MemoryLayers`.
 
     Example:
         >>> import tempfile
         >>> from langgraph.checkpoint.memory import InMemorySaver
         >>> from langgraph.store.memory import InMemoryStore
-        >>> from langmem_layers import build_memory_graph, end_session
+        >>> from langmem_layers import MemoryLayers, build_memory_graph, end_session
         >>> from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
-        >>> graph = build_memory_graph(FakeChatModel(responses=[], default="ok"),
-        ...     checkpointer=InMemorySaver(), store=InMemoryStore(),
-        ...     storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> memory = MemoryLayers(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> graph = build_memory_graph(FakeChatModel(responses=[], default="ok"), memory=memory,
+        ...                            checkpointer=InMemorySaver(), store=InMemoryStore())
         >>> cfg = {"configurable": {"thread_id": "t1", "user_id": "ada"}}
         >>> for text in ["I live in Oslo", "I work as a nurse", "I like chess"]:
         ...     _ = graph.invoke({"messages": [("user", text)]}, cfg)
-        >>> report = end_session(graph, thread_id="t1")
+        >>> report = end_session(graph, thread_id="t1", memory=memory)
         >>> report.archived, report.messages
         (True, 6)
 
     """
-    return run(_end(graph, thread_id, user_id, force, memory))
+    return run(_end(graph, _layers(memory), thread_id, user_id, force))
 
 
 async def aend_session(
@@ -181,18 +182,17 @@ async def aend_session(
     /,
     *,
     thread_id: str,
+    memory: MemoryLayers,
     user_id: str | None = None,
     force: bool = False,
-    memory: Any = None,
 ) -> SessionEndReport:
     """Async :func:`end_session`."""
-    return await arun(_end(graph, thread_id, user_id, force, memory))
+    return await arun(_end(graph, _layers(memory), thread_id, user_id, force))
 
 
 def _end(
-    graph: Any, thread_id: str, user_id: str | None, force: bool, memory: Any = None
+    graph: Any, memory: MemoryLayers, thread_id: str, user_id: str | None, force: bool
 ) -> Core[SessionEndReport]:
-    memory = _components(graph, memory)
     state = yield store_call(graph, "get_state", _config(thread_id))
     uid = _user_for(user_id, state.values or {})
     messages = yield from _transcript(graph, thread_id)
@@ -250,7 +250,12 @@ def _idle_threads(checkpoints: Iterable[Any], cutoff: float) -> list[str]:
 
 
 def expire_idle_sessions(
-    graph: Any, /, *, ttl: timedelta | float = timedelta(hours=24), now: float | None = None
+    graph: Any,
+    /,
+    *,
+    memory: MemoryLayers,
+    ttl: timedelta | float = timedelta(hours=24),
+    now: float | None = None,
 ) -> list[SessionEndReport]:
     """Archive every thread idle longer than ``ttl``, then delete it from the checkpointer.
 
@@ -260,6 +265,7 @@ def expire_idle_sessions(
 
     Args:
         graph: A graph built by :func:`~langmem_layers.build_memory_graph`, with a checkpointer.
+        memory: The :class:`~langmem_layers.MemoryLayers` the graph runs.
         ttl: Idle time after which a thread expires (``timedelta`` or seconds).
         now: The current time as a Unix timestamp (default: ``time.time()``).
 
@@ -270,30 +276,38 @@ def expire_idle_sessions(
         >>> import tempfile, time
         >>> from langgraph.checkpoint.memory import InMemorySaver
         >>> from langgraph.store.memory import InMemoryStore
-        >>> from langmem_layers import build_memory_graph, expire_idle_sessions
+        >>> from langmem_layers import MemoryLayers, build_memory_graph, expire_idle_sessions
         >>> from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
-        >>> graph = build_memory_graph(FakeChatModel(responses=[], default="ok"),
-        ...     checkpointer=InMemorySaver(), store=InMemoryStore(),
-        ...     storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> memory = MemoryLayers(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> graph = build_memory_graph(FakeChatModel(responses=[], default="ok"), memory=memory,
+        ...                            checkpointer=InMemorySaver(), store=InMemoryStore())
         >>> _ = graph.invoke({"messages": [("user", "hi")]},
         ...                  {"configurable": {"thread_id": "t1", "user_id": "ada"}})
-        >>> [r.thread_id for r in expire_idle_sessions(graph, ttl=60, now=time.time() + 3600)]
+        >>> expired = expire_idle_sessions(graph, memory=memory, ttl=60, now=time.time() + 3600)
+        >>> [r.thread_id for r in expired]
         ['t1']
         >>> graph.get_state({"configurable": {"thread_id": "t1"}}).values
         {}
 
     """
-    return run(_expire(graph, ttl, now))
+    return run(_expire(graph, _layers(memory), ttl, now))
 
 
 async def aexpire_idle_sessions(
-    graph: Any, /, *, ttl: timedelta | float = timedelta(hours=24), now: float | None = None
+    graph: Any,
+    /,
+    *,
+    memory: MemoryLayers,
+    ttl: timedelta | float = timedelta(hours=24),
+    now: float | None = None,
 ) -> list[SessionEndReport]:
     """Async :func:`expire_idle_sessions`."""
-    return await arun(_expire(graph, ttl, now))
+    return await arun(_expire(graph, _layers(memory), ttl, now))
 
 
-def _expire(graph: Any, ttl: timedelta | float, now: float | None) -> Core[list[SessionEndReport]]:
+def _expire(
+    graph: Any, memory: MemoryLayers, ttl: timedelta | float, now: float | None
+) -> Core[list[SessionEndReport]]:
     if graph.checkpointer is None:
         raise ConfigurationError("expire_idle_sessions needs a graph compiled with a checkpointer")
     cutoff = (time.time() if now is None else now) - _ttl_seconds(ttl)
@@ -301,7 +315,7 @@ def _expire(graph: Any, ttl: timedelta | float, now: float | None) -> Core[list[
     reports: list[SessionEndReport] = []
     for thread_id in _idle_threads(tuples, cutoff):
         try:
-            report = yield from _end(graph, thread_id, None, False)
+            report = yield from _end(graph, memory, thread_id, None, False)
         except MissingUserIdError:
             logger.warning(_NO_USER, thread_id, thread_id)
             continue
@@ -309,18 +323,5 @@ def _expire(graph: Any, ttl: timedelta | float, now: float | None) -> Core[list[
             logger.exception("langmem_layers: could not archive idle thread %s; kept", thread_id)
             continue
         yield store_call(graph.checkpointer, "delete_thread", thread_id)
-        reports.append(_deleted(report))
+        reports.append(replace(report, deleted=True))
     return reports
-
-
-def _deleted(report: SessionEndReport) -> SessionEndReport:
-    return SessionEndReport(
-        thread_id=report.thread_id,
-        user_id=report.user_id,
-        archived=report.archived,
-        reason=report.reason,
-        episode_id=report.episode_id,
-        messages=report.messages,
-        profile_changes=report.profile_changes,
-        deleted=True,
-    )

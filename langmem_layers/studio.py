@@ -28,6 +28,12 @@ Environment variables, read when the module is imported:
   this storage folder (default ``./.langmem`` in the server's working directory).
 * ``OPENAI_API_KEY``: when set, the agent model is ``ChatOpenAI``; otherwise
   the offline demo model.
+* ``LANGMEM_SYSTEM_PROMPT``, ``LANGMEM_BUDGET_TOKENS``, ``LANGMEM_WINDOW_TOKENS``,
+  ``LANGMEM_KEEP_LAST_TURNS``, ``LANGMEM_EXTRACT_EVERY``,
+  ``LANGMEM_BACKGROUND_EXTRACTION``, ``LANGMEM_RECALL_K``,
+  ``LANGMEM_RECALL_TOKENS``, ``LANGMEM_HANDLE_TOOL_ERRORS``: the fields of
+  :class:`~langmem_layers.MemoryConfig` (see :func:`memory_config_from_env`);
+  unset ones keep their defaults.
 
 Without ``LANGMEM_CHROMA_HOST`` the module imports offline.
 """
@@ -37,7 +43,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -47,10 +53,12 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from langmem_layers._demo import OfflineDemoModel, get_weather
+from langmem_layers.config import MemoryConfig
 from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
-from langmem_layers.graph import MemoryComponents, create_memory_graph_builder
+from langmem_layers.graph import create_memory_graph_builder
+from langmem_layers.layers import MemoryLayers
 from langmem_layers.sessions import aend_session
 
 __all__ = [
@@ -61,6 +69,7 @@ __all__ = [
     "expire_graph",
     "graph",
     "memory",
+    "memory_config_from_env",
 ]
 
 logger = logging.getLogger("langmem_layers")
@@ -104,14 +113,54 @@ def episode_store_from_env(environ: Mapping[str, str] | None = None) -> EpisodeS
     return EpisodeStore(client)
 
 
-_builder = create_memory_graph_builder(
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _parse(name: str, raw: str, default: object) -> object:
+    text = raw.strip()
+    if isinstance(default, bool):
+        if text.lower() not in _TRUE | _FALSE:
+            raise ConfigurationError(f"{name} must be true or false, got {raw!r}")
+        return text.lower() in _TRUE
+    if isinstance(default, int):
+        if not text.lstrip("-").isdigit():
+            raise ConfigurationError(f"{name} must be a whole number, got {raw!r}")
+        return int(text)
+    return raw
+
+
+def memory_config_from_env(environ: Mapping[str, str] | None = None) -> MemoryConfig:
+    """The :class:`~langmem_layers.MemoryConfig` the environment asks for.
+
+    Each field ``name`` is read from ``LANGMEM_<NAME>`` (``LANGMEM_BUDGET_TOKENS``,
+    ``LANGMEM_EXTRACT_EVERY``...); unset or empty variables keep the default.
+    Booleans accept ``true/false``, ``1/0``, ``yes/no``, ``on/off``.
+
+    Args:
+        environ: The variables to read (default ``os.environ``).
+
+    Raises:
+        ConfigurationError: a value does not parse or is out of range.
+
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, object] = {}
+    for field in fields(MemoryConfig):
+        name = f"LANGMEM_{field.name.upper()}"
+        raw = env.get(name)
+        if raw is not None and raw.strip():
+            values[field.name] = _parse(name, raw, field.default)
+    return MemoryConfig(**values)  # type: ignore[arg-type]
+
+
+#: The memory layers both graphs share (episodes, profiles, policy, procedural memory).
+memory = MemoryLayers(config=memory_config_from_env(), episodes=episode_store_from_env())
+graph = create_memory_graph_builder(
     resolve_chat_model(None, purpose="the Studio agent") or OfflineDemoModel(),
+    memory=memory,
     tools=[get_weather],
-    episodes=episode_store_from_env(),
-)
-#: The memory components both graphs share (episodes, profiles, policy, procedural memory).
-memory: MemoryComponents = _builder.memory  # type: ignore[attr-defined]
-graph = _builder.compile()
+).compile()
 
 
 # ---------------------------------------------------------------- expire_sessions
@@ -160,15 +209,14 @@ class _ServerThreads:
     """A server's threads seen through the state API that :func:`aend_session` reads.
 
     ``aget_state`` and ``aget_state_history`` come from the server's HTTP API
-    (messages deserialised), ``memory`` are this module's components and
-    ``store`` is the server's store, so session end runs the package's one code
-    path. Async only.
+    (messages deserialised) and ``store`` is the server's store, so session end
+    runs the package's one code path (with ``memory=`` this module's layers).
+    Async only.
     """
 
-    def __init__(self, client: Any, store: Any, components: MemoryComponents) -> None:
+    def __init__(self, client: Any, store: Any) -> None:
         self._client = client
         self.store = store
-        self.memory = components
 
     @staticmethod
     def _thread(config: Mapping[str, Any]) -> str:
@@ -234,12 +282,12 @@ async def _expire(state: _ExpireState, runtime: Runtime[Any]) -> dict[str, Any]:
         raise ConfigurationError(f"idle_minutes must be >= 0, got {minutes!r}")
     client = get_client()
     cutoff = datetime.now(UTC) - timedelta(minutes=minutes)
-    threads = _ServerThreads(client, runtime.store, memory)
+    threads = _ServerThreads(client, runtime.store)
     expired: list[dict[str, Any]] = []
     kept: list[dict[str, str]] = []
     for thread_id, seen in await _idle_threads(client, cutoff, state.get("thread_ids")):
         try:
-            report = await aend_session(threads, thread_id=thread_id)
+            report = await aend_session(threads, thread_id=thread_id, memory=memory)
         except MissingUserIdError:
             logger.warning("langmem_layers: idle thread %s has no user id; kept", thread_id)
             kept.append({"thread_id": thread_id, "reason": "no user id in the thread's state"})

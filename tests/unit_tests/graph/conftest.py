@@ -8,8 +8,10 @@ from chromadb.api.shared_system_client import SharedSystemClient
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.graph import build_memory_graph
+from langmem_layers.layers import MemoryLayers
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 
 from ._tools import weather
@@ -42,12 +44,17 @@ def saver() -> InMemorySaver:
 def make_graph(
     episodes: EpisodeStore, mem_store: InMemoryStore, saver: InMemorySaver
 ) -> Callable[..., Any]:
-    """Build the reference graph on fakes; options go to ``build_memory_graph``."""
+    """Build the reference graph on fakes: ``(graph, memory)``.
 
-    def _make(model: FakeChatModel, **options: Any) -> Any:
-        options.setdefault("tools", [weather])
-        return build_memory_graph(
-            model, checkpointer=saver, store=mem_store, episodes=episodes, **options
+    Keyword options are :class:`MemoryConfig` fields; ``tools`` (default: the
+    weather tool) goes to the graph.
+    """
+
+    def _make(model: FakeChatModel, *, tools: Any = (weather,), **config: Any) -> Any:
+        memory = MemoryLayers(config=MemoryConfig(**config), episodes=episodes)
+        graph = build_memory_graph(
+            model, memory=memory, tools=list(tools), checkpointer=saver, store=mem_store
         )
+        return graph, memory
 
     return _make

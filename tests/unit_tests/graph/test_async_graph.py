@@ -18,6 +18,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_layers import (
     EpisodeStore,
+    MemoryConfig,
+    MemoryLayers,
     MemoryMiddleware,
     MissingUserIdError,
     ProfileStore,
@@ -85,16 +87,12 @@ async def test_reference_graph_two_sessions_never_block_the_loop(
 ) -> None:
     store = LoopGuardStore()
     model = _script()
+    memory = MemoryLayers(config=MemoryConfig(extract_every=1), episodes=strict_episodes)
     graph = build_memory_graph(
-        model,
-        tools=[weather],
-        checkpointer=InMemorySaver(),
-        store=store,
-        episodes=strict_episodes,
-        extract_every=1,
+        model, memory=memory, tools=[weather], checkpointer=InMemorySaver(), store=store
     )
     await _session_one(graph, "ada")
-    report = await aend_session(graph, thread_id="s1")
+    report = await aend_session(graph, thread_id="s1", memory=memory)
     assert report.archived and report.user_id == "ada"
 
     out = await graph.ainvoke(
@@ -120,11 +118,12 @@ async def test_reference_graph_two_sessions_never_block_the_loop(
 
 async def test_idle_expiry_and_concurrent_users(strict_episodes: EpisodeStore) -> None:
     store = LoopGuardStore()
+    memory = MemoryLayers(episodes=strict_episodes)
     graph = build_memory_graph(
         FakeChatModel(responses=[], default="ok"),
+        memory=memory,
         checkpointer=InMemorySaver(),
         store=store,
-        episodes=strict_episodes,
     )
 
     async def chat(user: str) -> None:
@@ -135,7 +134,7 @@ async def test_idle_expiry_and_concurrent_users(strict_episodes: EpisodeStore) -
 
     users = [f"user{i}" for i in range(8)]
     await asyncio.gather(*(chat(u) for u in users))
-    reports = await aexpire_idle_sessions(graph, ttl=60, now=time.time() + 3600)
+    reports = await aexpire_idle_sessions(graph, memory=memory, ttl=60, now=time.time() + 3600)
     assert sorted(r.user_id for r in reports) == users
     assert all(r.archived and r.deleted for r in reports)
     for user in users:
@@ -147,7 +146,10 @@ async def test_idle_expiry_and_concurrent_users(strict_episodes: EpisodeStore) -
 async def test_empty_context_is_a_missing_user_id(strict_episodes: EpisodeStore) -> None:
     model = FakeChatModel(responses=[], default="ok")
     graph = build_memory_graph(
-        model, checkpointer=InMemorySaver(), store=LoopGuardStore(), episodes=strict_episodes
+        model,
+        memory=MemoryLayers(episodes=strict_episodes),
+        checkpointer=InMemorySaver(),
+        store=LoopGuardStore(),
     )
     with pytest.raises(MissingUserIdError):
         await graph.ainvoke({"messages": [("user", "hi")]}, _cfg("t"), context={})
@@ -157,7 +159,9 @@ async def test_empty_context_is_a_missing_user_id(strict_episodes: EpisodeStore)
 def test_graph_schemas_build(strict_episodes: EpisodeStore) -> None:
     """Studio and the server render the input/output schema of the graph."""
     graph = build_memory_graph(
-        FakeChatModel(responses=[]), store=LoopGuardStore(), episodes=strict_episodes
+        FakeChatModel(responses=[]),
+        memory=MemoryLayers(episodes=strict_episodes),
+        store=LoopGuardStore(),
     )
     assert "messages" in graph.get_input_jsonschema()["properties"]
     assert "recalled_episodes" in graph.get_output_jsonschema()["properties"]
@@ -166,9 +170,13 @@ def test_graph_schemas_build(strict_episodes: EpisodeStore) -> None:
 async def test_middleware_agent_async(strict_episodes: EpisodeStore) -> None:
     store = LoopGuardStore()
     model = _script("agent_weather")
-    memory = MemoryMiddleware(strict_episodes, extract_every=1)
+    memory = MemoryLayers(config=MemoryConfig(extract_every=1), episodes=strict_episodes)
     agent = create_agent(
-        model, [agent_weather], middleware=[memory], checkpointer=InMemorySaver(), store=store
+        model,
+        [agent_weather],
+        middleware=[MemoryMiddleware(memory)],
+        checkpointer=InMemorySaver(),
+        store=store,
     )
     await _session_one(agent, "ada")
     report = await aend_session(agent, thread_id="s1", user_id="ada", memory=memory)

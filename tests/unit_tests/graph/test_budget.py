@@ -11,9 +11,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.graph import build_memory_graph, compose_prompt
+from langmem_layers.layers import MemoryLayers
+from langmem_layers.procedural import ProceduralMemory
 from langmem_layers.semantic import ProfileStore
 from langmem_layers.testing import FakeChatModel, tool_call
 from langmem_layers.tokens import TokenCounter
@@ -65,9 +68,7 @@ def _seed_memory(
         profiles.add(
             user, "interests", f"interest {i}: {_text(rng, rng.randint(1, 40))}", importance=0.5
         )
-    graph_proc = build_memory_graph(
-        FakeChatModel(responses=[]), tools=[weather], store=store, episodes=episodes
-    ).memory.procedural
+    graph_proc = ProceduralMemory()
     for i in range(rng.randint(5, 25)):
         graph_proc.record(
             "weather",
@@ -108,15 +109,13 @@ def test_prompt_never_exceeds_budget_and_keeps_latest_user_message(
         return _text(rng, rng.randint(1, 150))
 
     model = FakeChatModel(responses=[], default=reply)
+    config = MemoryConfig(budget_tokens=budget, window_tokens=window, extract_every=1)
     graph = build_memory_graph(
         model,
+        memory=MemoryLayers(config=config, episodes=episodes),
         tools=[weather],
         checkpointer=InMemorySaver(),
         store=store,
-        episodes=episodes,
-        budget_tokens=budget,
-        window_tokens=window,
-        extract_every=1,
     )
     cfg = {"configurable": {"thread_id": f"t{seed}"}}
     for turn in range(5):
@@ -217,16 +216,12 @@ def test_graph_reports_priorities_under_pressure(episodes: EpisodeStore) -> None
 
     def run(budget: int, thread: str) -> dict[str, int]:
         model = FakeChatModel(responses=[], default="ok")
-        graph = build_memory_graph(
-            model,
-            tools=[weather],
-            store=store,
-            episodes=episodes,
-            budget_tokens=budget,
-            window_tokens=min(budget, 3000),
-            extract_every=100,
+        config = MemoryConfig(
+            budget_tokens=budget, window_tokens=min(budget, 3000), extract_every=100
         )
-        graph.memory.procedural.record(
+        memory = MemoryLayers(config=config, episodes=episodes)
+        graph = build_memory_graph(model, memory=memory, tools=[weather], store=store)
+        memory.procedural.record(
             "weather",
             {"unit": "K"},
             success=False,
@@ -259,12 +254,12 @@ def test_big_tool_call_that_fits_the_budget_does_not_abort_the_turn(
     model = FakeChatModel(responses=["noted " * 80, tool_call("weather", big_args), "done"])
     graph = build_memory_graph(
         model,
+        memory=MemoryLayers(
+            config=MemoryConfig(budget_tokens=budget, window_tokens=budget), episodes=episodes
+        ),
         tools=[weather],
         checkpointer=InMemorySaver(),
         store=InMemoryStore(),
-        episodes=episodes,
-        budget_tokens=budget,
-        window_tokens=budget,
     )
     cfg = {"configurable": {"thread_id": "t1"}}
     graph.invoke({"messages": [("user", "hello " * 60)]}, cfg, context={"user_id": "ada"})
@@ -282,14 +277,14 @@ def test_long_system_prompt_never_silently_exceeds_budget(
     model = FakeChatModel(responses=[], default="ok")
     system_prompt = "Follow the house rules carefully. " * reps
     try:
+        config = MemoryConfig(
+            budget_tokens=budget, window_tokens=budget, system_prompt=system_prompt
+        )
         graph = build_memory_graph(
             model,
+            memory=MemoryLayers(config=config, episodes=episodes),
             checkpointer=InMemorySaver(),
             store=InMemoryStore(),
-            episodes=episodes,
-            budget_tokens=budget,
-            window_tokens=budget,
-            system_prompt=system_prompt,
         )
         graph.invoke(
             {"messages": [("user", "tell me about the rules " * 10)]},

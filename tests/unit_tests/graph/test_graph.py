@@ -9,9 +9,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.graph import MemoryGraphState, create_memory_graph_builder
+from langmem_layers.layers import MemoryLayers
 from langmem_layers.testing import FakeChatModel, tool_call
 
 from ._tools import weather
@@ -38,7 +40,7 @@ def test_turn_flows_through_every_node_and_records_tool_outcomes(
             "It is 12°C in Paris.",
         ]
     )
-    graph = make_graph(model)
+    graph, memory = make_graph(model)
     nodes = [
         name
         for update in graph.stream(
@@ -66,27 +68,27 @@ def test_turn_flows_through_every_node_and_records_tool_outcomes(
     assert state["user_id"] == "ada"
     assert model.bound_tools == ["weather"]
 
-    records = graph.memory.procedural.outcomes("weather", user_id="ada", store=mem_store)
+    records = memory.procedural.outcomes("weather", user_id="ada", store=mem_store)
     assert [(r.success, r.args["unit"]) for r in records] == [(False, "kelvin"), (True, "C")]
     assert records[0].error_type == "ValueError"
     assert records[0].thread_id == "t1"
     # the failure is shown to the model as a tip on the very next call
     assert "avoid" in _system(model.calls[2]) and "kelvin" in _system(model.calls[2])
     # outcomes are scoped by user
-    assert graph.memory.procedural.outcomes("weather", user_id="bob", store=mem_store) == []
+    assert memory.procedural.outcomes("weather", user_id="bob", store=mem_store) == []
 
 
 def test_user_id_from_configurable(make_graph: MakeGraph, mem_store: InMemoryStore) -> None:
     model = FakeChatModel(responses=[tool_call("weather", {"city": "Oslo", "unit": "C"}), "ok"])
-    graph = make_graph(model)
+    graph, memory = make_graph(model)
     out = graph.invoke({"messages": [("user", "weather in Oslo")]}, _cfg("t1", user_id="bob"))
     assert out["user_id"] == "bob"
-    records = graph.memory.procedural.outcomes("weather", user_id="bob", store=mem_store)
+    records = memory.procedural.outcomes("weather", user_id="bob", store=mem_store)
     assert [r.success for r in records] == [True]
 
 
 def test_context_user_id_wins_over_configurable(make_graph: MakeGraph) -> None:
-    graph = make_graph(FakeChatModel(responses=[], default="ok"))
+    graph, _ = make_graph(FakeChatModel(responses=[], default="ok"))
     out = graph.invoke(
         {"messages": [("user", "hi")]}, _cfg("t1", user_id="bob"), context={"user_id": "ada"}
     )
@@ -97,7 +99,7 @@ def test_missing_user_id_raises_and_writes_nothing(
     make_graph: MakeGraph, mem_store: InMemoryStore, episodes: EpisodeStore
 ) -> None:
     model = FakeChatModel(responses=[], default="ok")
-    graph = make_graph(model)
+    graph, _ = make_graph(model)
     with pytest.raises(MissingUserIdError):
         graph.invoke({"messages": [("user", "Remember this: I live in Oslo.")]}, _cfg("t1"))
     assert model.calls == []
@@ -120,14 +122,14 @@ async def test_async_turn_records_outcomes_and_recalls(
             "done",
         ]
     )
-    graph = make_graph(model)
+    graph, memory = make_graph(model)
     out = await graph.ainvoke(
         {"messages": [("user", "weather in Lyon? and what is my favourite colour")]},
         _cfg("t1"),
         context={"user_id": "ada"},
     )
     assert out["messages"][-1].content == "done"
-    records = await graph.memory.procedural.aoutcomes("weather", user_id="ada", store=mem_store)
+    records = await memory.procedural.aoutcomes("weather", user_id="ada", store=mem_store)
     assert [r.success for r in records] == [False, True]
     assert any("teal" in item["text"] for item in out["recalled_episodes"])
     assert "teal" in _system(model.calls[0])
@@ -137,9 +139,9 @@ def test_profile_extracted_every_n_turns_and_injected_next_call(
     make_graph: MakeGraph, mem_store: InMemoryStore
 ) -> None:
     model = FakeChatModel(responses=[], default="Noted.")
-    graph = make_graph(model, extract_every=2)
+    graph, memory = make_graph(model, extract_every=2)
     ctx = {"user_id": "ada"}
-    profiles = graph.memory.profiles.with_store(mem_store)
+    profiles = memory.profiles.with_store(mem_store)
 
     graph.invoke({"messages": [("user", "I live in Oslo.")]}, _cfg("t1"), context=ctx)
     assert profiles.get("ada").items == []  # 1 turn < every 2
@@ -158,12 +160,12 @@ def test_profile_extracted_every_n_turns_and_injected_next_call(
 
 async def test_async_profile_extraction(make_graph: MakeGraph, mem_store: InMemoryStore) -> None:
     model = FakeChatModel(responses=[], default="Noted.")
-    graph = make_graph(model, extract_every=1)
+    graph, memory = make_graph(model, extract_every=1)
     await graph.ainvoke(
         {"messages": [("user", "I live in Lyon.")]}, _cfg("t1"), context={"user_id": "ada"}
     )
     await graph.ainvoke({"messages": [("user", "ok?")]}, _cfg("t1"), context={"user_id": "ada"})
-    profile = await graph.memory.profiles.with_store(mem_store).aget("ada")
+    profile = await memory.profiles.with_store(mem_store).aget("ada")
     assert profile.get("context", "location") == "Lyon"
     assert "Lyon" in _system(model.calls[-1])
 
@@ -172,7 +174,7 @@ def test_remember_this_archives_mid_session_and_other_thread_recalls(
     make_graph: MakeGraph, episodes: EpisodeStore
 ) -> None:
     model = FakeChatModel(responses=[], default="Noted.")
-    graph = make_graph(model)
+    graph, _ = make_graph(model)
     ada = {"user_id": "ada"}
     graph.invoke({"messages": [("user", "hello there")]}, _cfg("t1"), context=ada)
     assert episodes.list_episodes("ada") == []
@@ -203,33 +205,31 @@ def test_remember_this_archives_mid_session_and_other_thread_recalls(
     assert "pineapple" not in _system(model.calls[-1])
 
 
-def test_builder_compiles_with_own_store_and_exposes_components(
+def test_builder_compiles_with_own_store_and_nothing_is_patched_onto_it(
     episodes: EpisodeStore,
 ) -> None:
     builder = create_memory_graph_builder(
-        FakeChatModel(responses=[], default="hi"), tools=[weather], episodes=episodes
+        FakeChatModel(responses=[], default="hi"),
+        memory=MemoryLayers(episodes=episodes),
+        tools=[weather],
     )
     assert set(builder.nodes) == {"load_memory", "agent", "tools", "update_memory"}
-    assert builder.memory.episodes is episodes
     assert builder.state_schema is MemoryGraphState
     graph = builder.compile(store=InMemoryStore())
     out = graph.invoke({"messages": [("user", "hi")]}, context={"user_id": "ada"})
     assert out["messages"][-1].content == "hi"
+    # the layers reach session end through memory=, never through the graph
+    assert not hasattr(builder, "memory") and not hasattr(graph, "memory")
 
 
-def test_window_larger_than_budget_is_rejected(episodes: EpisodeStore) -> None:
+def test_window_larger_than_budget_is_rejected() -> None:
     with pytest.raises(ConfigurationError, match="window_tokens"):
-        create_memory_graph_builder(
-            FakeChatModel(responses=[]),
-            episodes=episodes,
-            budget_tokens=500,
-            window_tokens=501,
-        )
+        MemoryConfig(budget_tokens=500, window_tokens=501)
 
 
 def test_email_and_chinese_user_ids_are_isolated(make_graph: MakeGraph) -> None:
     model = FakeChatModel(responses=[], default="好的")
-    graph = make_graph(model, extract_every=1)
+    graph, _ = make_graph(model, extract_every=1)
     graph.invoke(
         {"messages": [("user", "Remember this: my locker number is 4711.")]},
         _cfg("t1"),
@@ -251,7 +251,7 @@ def test_email_and_chinese_user_ids_are_isolated(make_graph: MakeGraph) -> None:
 
 async def test_async_missing_user_id_raises(make_graph: MakeGraph, episodes: EpisodeStore) -> None:
     model = FakeChatModel(responses=[], default="ok")
-    graph = make_graph(model)
+    graph, _ = make_graph(model)
     with pytest.raises(MissingUserIdError):
         await graph.ainvoke({"messages": [("user", "hi")]}, _cfg("t1"))
     assert model.calls == []
@@ -272,8 +272,8 @@ def test_missing_user_id_leaves_no_thread_behind(make_graph: MakeGraph, saver: A
 
     from langmem_layers.sessions import expire_idle_sessions
 
-    graph = make_graph(FakeChatModel(responses=[], default="ok"))
+    graph, memory = make_graph(FakeChatModel(responses=[], default="ok"))
     with pytest.raises(MissingUserIdError):
         graph.invoke({"messages": [("user", "hi")]}, _cfg("t1"))
-    expire_idle_sessions(graph, ttl=60, now=time.time() + 3600)
+    expire_idle_sessions(graph, memory=memory, ttl=60, now=time.time() + 3600)
     assert list(saver.list(None)) == []

@@ -11,7 +11,10 @@ from langchain_core.tools import StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.config import DEFAULT_SYSTEM_PROMPT, MemoryConfig
 from langmem_layers.episodic import EpisodeStore
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.layers import MemoryLayers
 from langmem_layers.middleware import MemoryMiddleware
 from langmem_layers.testing import FakeChatModel, tool_call
 from langmem_layers.tokens import TokenCounter
@@ -39,6 +42,11 @@ def _cfg(thread: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread}}
 
 
+def _mw(episodes: EpisodeStore, **config: Any) -> MemoryMiddleware:
+    """A middleware on ``episodes``; keyword options are :class:`MemoryConfig` fields."""
+    return MemoryMiddleware(MemoryLayers(config=MemoryConfig(**config), episodes=episodes))
+
+
 def _agent(model: FakeChatModel, mw: MemoryMiddleware, store: InMemoryStore) -> Any:
     return create_agent(
         model, [weather], middleware=[mw], store=store, checkpointer=InMemorySaver()
@@ -58,7 +66,7 @@ def test_tool_outcomes_recorded(episodes: EpisodeStore, mem_store: InMemoryStore
             "12°C",
         ]
     )
-    mw = MemoryMiddleware(episodes)
+    mw = _mw(episodes)
     agent = _agent(model, mw, mem_store)
     out = agent.invoke(
         {"messages": [("user", "weather in Oslo?")]}, _cfg("t1"), context={"user_id": "ada"}
@@ -67,14 +75,14 @@ def test_tool_outcomes_recorded(episodes: EpisodeStore, mem_store: InMemoryStore
         "error",
         "success",
     ]
-    records = mw.procedural.outcomes("weather", user_id="ada", store=mem_store)
+    records = mw.memory.procedural.outcomes("weather", user_id="ada", store=mem_store)
     assert [(r.success, r.args["unit"]) for r in records] == [(False, "kelvin"), (True, "C")]
     assert "kelvin" in _system(model.calls[-1])  # tip injected on the next model call
 
 
 def test_profile_injected_on_later_call(episodes: EpisodeStore, mem_store: InMemoryStore) -> None:
     model = FakeChatModel(responses=[], default="noted")
-    agent = _agent(model, MemoryMiddleware(episodes), mem_store)
+    agent = _agent(model, _mw(episodes, extract_every=1), mem_store)
     agent.invoke(
         {"messages": [("user", "I live in Oslo.")]}, _cfg("t1"), context={"user_id": "ada"}
     )
@@ -92,7 +100,7 @@ def test_recalled_episodes_injected_for_the_right_user(
         "ada", "old", [HumanMessage("the vault code word is pineapple"), AIMessage("noted")]
     )
     model = FakeChatModel(responses=[], default="ok")
-    agent = _agent(model, MemoryMiddleware(episodes), mem_store)
+    agent = _agent(model, _mw(episodes), mem_store)
     out = agent.invoke(
         {"messages": [("user", "what is the vault code word?")]},
         _cfg("t1"),
@@ -111,7 +119,7 @@ def test_recalled_episodes_injected_for_the_right_user(
 
 def test_window_trimming_persists(episodes: EpisodeStore, mem_store: InMemoryStore) -> None:
     model = FakeChatModel(responses=[], default="ok " * 30)
-    agent = _agent(model, MemoryMiddleware(episodes, window_tokens=200), mem_store)
+    agent = _agent(model, _mw(episodes, window_tokens=200), mem_store)
     first = "The first message is about the zebra project."
     texts = [first] + [f"turn {i}: " + "filler words " * 40 for i in range(5)]
     for text in texts:
@@ -127,7 +135,7 @@ def test_window_trimming_persists(episodes: EpisodeStore, mem_store: InMemorySto
 
 def test_remember_this_archives(episodes: EpisodeStore, mem_store: InMemoryStore) -> None:
     model = FakeChatModel(responses=[], default="noted")
-    agent = _agent(model, MemoryMiddleware(episodes), mem_store)
+    agent = _agent(model, _mw(episodes), mem_store)
     agent.invoke(
         {"messages": [("user", "Remember this: my locker is 4711.")]},
         _cfg("t1"),
@@ -149,7 +157,7 @@ async def test_async_path(episodes: EpisodeStore, mem_store: InMemoryStore) -> N
         ],
         default="ok",
     )
-    mw = MemoryMiddleware(episodes)
+    mw = _mw(episodes, extract_every=1)
     agent = _agent(model, mw, mem_store)
     out = await agent.ainvoke(
         {"messages": [("user", "I live in Lyon. weather? favourite colour?")]},
@@ -157,7 +165,7 @@ async def test_async_path(episodes: EpisodeStore, mem_store: InMemoryStore) -> N
         context={"user_id": "ada"},
     )
     assert out["messages"][-1].content == "done"
-    records = await mw.procedural.aoutcomes("weather", user_id="ada", store=mem_store)
+    records = await mw.memory.procedural.aoutcomes("weather", user_id="ada", store=mem_store)
     assert [r.success for r in records] == [False, True]
     assert "teal" in _system(model.calls[0])
     await agent.ainvoke({"messages": [("user", "hi")]}, _cfg("t1"), context={"user_id": "ada"})
@@ -168,13 +176,13 @@ def test_raising_tool_is_recorded_as_failure(
     episodes: EpisodeStore, mem_store: InMemoryStore
 ) -> None:
     model = FakeChatModel(responses=[tool_call("weather", {"city": "Oslo", "unit": "K"})])
-    mw = MemoryMiddleware(episodes)
+    mw = _mw(episodes)
     agent = create_agent(
         model, [raising_weather], middleware=[mw], store=mem_store, checkpointer=InMemorySaver()
     )
     with pytest.raises(ValueError, match="must be one of C, F"):
         agent.invoke({"messages": [("user", "weather?")]}, _cfg("t1"), context={"user_id": "ada"})
-    records = mw.procedural.outcomes("weather", user_id="ada", store=mem_store)
+    records = mw.memory.procedural.outcomes("weather", user_id="ada", store=mem_store)
     assert [(r.success, r.error_type) for r in records] == [(False, "ValueError")]
 
 
@@ -192,7 +200,7 @@ def test_middleware_prompt_within_budget(episodes: EpisodeStore, mem_store: InMe
         )
     budget = 400
     model = FakeChatModel(responses=[], default="birds " * 50)
-    mw = MemoryMiddleware(episodes, budget_tokens=budget, window_tokens=250)
+    mw = _mw(episodes, budget_tokens=budget, window_tokens=250)
     agent = _agent(model, mw, mem_store)
     counter = TokenCounter()
     for i in range(4):
@@ -201,3 +209,29 @@ def test_middleware_prompt_within_budget(episodes: EpisodeStore, mem_store: InMe
         assert counter(model.calls[-1]) <= budget
         assert model.calls[-1][-1].content.startswith(f"question {i}")
     assert "interest number" in _system(model.calls[-1])  # profile kept first
+
+
+def test_system_prompt_is_the_agents_else_the_configured_one(
+    episodes: EpisodeStore, mem_store: InMemoryStore
+) -> None:
+    model = FakeChatModel(responses=[], default="ok")
+    agent = _agent(model, _mw(episodes), mem_store)
+    agent.invoke({"messages": [("user", "hi")]}, _cfg("t1"), context={"user_id": "ada"})
+    assert _system(model.calls[-1]).startswith(DEFAULT_SYSTEM_PROMPT)
+
+    own = create_agent(
+        model,
+        [weather],
+        middleware=[_mw(episodes, system_prompt="Configured.")],
+        system_prompt="Be terse.",
+        store=mem_store,
+        checkpointer=InMemorySaver(),
+    )
+    own.invoke({"messages": [("user", "hi")]}, _cfg("t2"), context={"user_id": "ada"})
+    assert _system(model.calls[-1]).startswith("Be terse.")
+    assert "Configured." not in _system(model.calls[-1])
+
+
+def test_middleware_takes_the_memory_layers(episodes: EpisodeStore) -> None:
+    with pytest.raises(ConfigurationError, match=r"MemoryMiddleware\(MemoryLayers"):
+        MemoryMiddleware(episodes)  # type: ignore[arg-type]

@@ -41,7 +41,7 @@ def _long_session(graph: Any, thread: str = "t1") -> None:
 def test_end_session_archives_whole_transcript_including_evicted(
     make_graph: MakeGraph, episodes: EpisodeStore
 ) -> None:
-    graph = make_graph(FakeChatModel(responses=[], default="ok " * 20), window_tokens=200)
+    graph, memory = make_graph(FakeChatModel(responses=[], default="ok " * 20), window_tokens=200)
     _long_session(graph)
     live = graph.get_state(_cfg("t1")).values
     assert FIRST not in [m.content for m in live["messages"]]  # the window evicted it
@@ -51,7 +51,7 @@ def test_end_session_archives_whole_transcript_including_evicted(
     assert transcript[0].content == FIRST
     assert len(transcript) == 14
 
-    report = end_session(graph, thread_id="t1")
+    report = end_session(graph, thread_id="t1", memory=memory)
     assert report.archived and report.user_id == "ada" and report.messages == 14
     assert report.episode_id is not None
     turns = [text for _, text in episodes.get_turns("ada", report.episode_id)]
@@ -63,10 +63,10 @@ def test_end_session_archives_whole_transcript_including_evicted(
 async def test_aend_session_archives_whole_transcript(
     make_graph: MakeGraph, episodes: EpisodeStore
 ) -> None:
-    graph = make_graph(FakeChatModel(responses=[], default="ok " * 20), window_tokens=200)
+    graph, memory = make_graph(FakeChatModel(responses=[], default="ok " * 20), window_tokens=200)
     for text in [FIRST] + [f"turn {i}: " + "filler words " * 40 for i in range(5)]:
         await graph.ainvoke({"messages": [("user", text)]}, _cfg("t1"), context={"user_id": "ada"})
-    report = await aend_session(graph, thread_id="t1")
+    report = await aend_session(graph, thread_id="t1", memory=memory)
     assert report.archived and report.messages == 12
     turns = await episodes.aget_turns("ada", report.episode_id)
     assert FIRST in turns[0][1]
@@ -75,22 +75,22 @@ async def test_aend_session_archives_whole_transcript(
 def test_trivial_session_is_not_archived_unless_forced(
     make_graph: MakeGraph, episodes: EpisodeStore
 ) -> None:
-    graph = make_graph(FakeChatModel(responses=[], default="hello"))
+    graph, memory = make_graph(FakeChatModel(responses=[], default="hello"))
     _chat(graph, "t1", "ada", ["hi"])
-    report = end_session(graph, thread_id="t1")
+    report = end_session(graph, thread_id="t1", memory=memory)
     assert not report.archived and report.episode_id is None
     assert "trivial" in report.reason
     assert episodes.list_episodes("ada") == []
 
-    forced = end_session(graph, thread_id="t1", force=True)
+    forced = end_session(graph, thread_id="t1", memory=memory, force=True)
     assert forced.archived
     assert [e.session_id for e in episodes.list_episodes("ada")] == ["t1"]
 
 
 def test_end_session_needs_a_user(make_graph: MakeGraph) -> None:
-    graph = make_graph(FakeChatModel(responses=[]))
+    graph, memory = make_graph(FakeChatModel(responses=[]))
     with pytest.raises(MissingUserIdError):
-        end_session(graph, thread_id="never-used")
+        end_session(graph, thread_id="never-used", memory=memory)
 
 
 def _two_threads(graph: Any) -> float:
@@ -103,9 +103,9 @@ def _two_threads(graph: Any) -> float:
 def test_expire_idle_sessions_archives_then_deletes_only_idle_threads(
     make_graph: MakeGraph, episodes: EpisodeStore, saver: InMemorySaver
 ) -> None:
-    graph = make_graph(FakeChatModel(responses=[], default="ok"))
+    graph, memory = make_graph(FakeChatModel(responses=[], default="ok"))
     middle = _two_threads(graph)
-    reports = expire_idle_sessions(graph, ttl=3600, now=middle + 3600)
+    reports = expire_idle_sessions(graph, memory=memory, ttl=3600, now=middle + 3600)
     assert [(r.thread_id, r.archived, r.deleted) for r in reports] == [("old", True, True)]
     assert graph.get_state(_cfg("old")).values == {}
     assert [e.session_id for e in episodes.list_episodes("ada")] == ["old"]
@@ -119,7 +119,7 @@ def test_expire_keeps_thread_when_archiving_fails(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    graph = make_graph(FakeChatModel(responses=[], default="ok"))
+    graph, memory = make_graph(FakeChatModel(responses=[], default="ok"))
     _chat(graph, "old", "ada", ["I am planning the zebra launch.", "It ships in March."])
 
     def broken(*args: Any, **kwargs: Any) -> Any:
@@ -127,13 +127,13 @@ def test_expire_keeps_thread_when_archiving_fails(
 
     monkeypatch.setattr(episodes, "archive", broken)
     with caplog.at_level(logging.ERROR, logger="langmem_layers"):
-        reports = expire_idle_sessions(graph, ttl=60, now=time.time() + 3600)
+        reports = expire_idle_sessions(graph, memory=memory, ttl=60, now=time.time() + 3600)
     assert reports == []
     assert len(graph.get_state(_cfg("old")).values["messages"]) == 4
     assert "old" in caplog.text and "kept" in caplog.text
 
     monkeypatch.undo()  # the store works again: the next run archives and deletes
-    reports = expire_idle_sessions(graph, ttl=60, now=time.time() + 3600)
+    reports = expire_idle_sessions(graph, memory=memory, ttl=60, now=time.time() + 3600)
     assert [(r.thread_id, r.archived, r.deleted) for r in reports] == [("old", True, True)]
     assert graph.get_state(_cfg("old")).values == {}
 
@@ -141,18 +141,18 @@ def test_expire_keeps_thread_when_archiving_fails(
 async def test_aexpire_idle_sessions(
     make_graph: MakeGraph, episodes: EpisodeStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    graph = make_graph(FakeChatModel(responses=[], default="ok"))
+    graph, memory = make_graph(FakeChatModel(responses=[], default="ok"))
     middle = _two_threads(graph)
 
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("chroma is down")
 
     monkeypatch.setattr(episodes, "aarchive", broken)
-    assert await aexpire_idle_sessions(graph, ttl=3600, now=middle + 3600) == []
+    assert await aexpire_idle_sessions(graph, memory=memory, ttl=3600, now=middle + 3600) == []
     assert (await graph.aget_state(_cfg("old"))).values["messages"]
     monkeypatch.undo()
 
-    reports = await aexpire_idle_sessions(graph, ttl=3600, now=middle + 3600)
+    reports = await aexpire_idle_sessions(graph, memory=memory, ttl=3600, now=middle + 3600)
     assert [(r.thread_id, r.deleted) for r in reports] == [("old", True)]
     assert (await graph.aget_state(_cfg("old"))).values == {}
     assert (await graph.aget_state(_cfg("fresh"))).values["messages"]
@@ -164,11 +164,11 @@ def test_bad_arguments_teach(make_graph: MakeGraph) -> None:
 
     from langmem_layers.errors import ConfigurationError
 
-    graph = make_graph(FakeChatModel(responses=[]))
+    graph, memory = make_graph(FakeChatModel(responses=[]))
     with pytest.raises(ConfigurationError, match="ttl must be positive"):
-        expire_idle_sessions(graph, ttl=0)
+        expire_idle_sessions(graph, memory=memory, ttl=0)
     plain = StateGraph(MessagesState)
     plain.add_node("n", lambda s: {})
     plain.add_edge("__start__", "n")
-    with pytest.raises(ConfigurationError, match="build_memory_graph"):
-        end_session(plain.compile(checkpointer=InMemorySaver()), thread_id="t1")
+    with pytest.raises(ConfigurationError, match="MemoryLayers"):
+        end_session(plain.compile(checkpointer=InMemorySaver()), thread_id="t1", memory=graph)

@@ -53,11 +53,13 @@ def test_thread_ttl_outlives_the_default_idle_time() -> None:
 def test_graphs_import_offline_and_write_only_in_langmem_home(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "LANGMEM"))}
     env["LANGMEM_HOME"] = str(tmp_path / "home")
+    env["LANGMEM_EXTRACT_EVERY"] = "1"
     code = (
         "import langmem_layers.studio as s\n"
         "for g in (s.graph, s.expire_graph):\n"
         "    print(sorted(n for n in g.get_graph().nodes if not n.startswith('__')))\n"
         "print(type(s.memory.episodes.client).__name__)\n"
+        "print(s.memory.config.extract_every, s.memory.updater.every_n_turns)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env
@@ -66,6 +68,7 @@ def test_graphs_import_offline_and_write_only_in_langmem_home(tmp_path: Path) ->
     lines = out.stdout.strip().splitlines()
     assert lines[0] == "['agent', 'load_memory', 'tools', 'update_memory']"
     assert lines[1] == "['expire']"
+    assert lines[3] == "1 1"  # the configuration came from the environment
     assert (tmp_path / "home" / "chroma").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
 
@@ -118,6 +121,45 @@ def test_without_a_chroma_host_episodes_stay_in_the_storage_folder(
     store = studio.episode_store_from_env({"LANGMEM_HOME": str(tmp_path)})
     assert type(store.client).__name__ == "Client"
     assert (tmp_path / "chroma").is_dir()
+
+
+def test_memory_config_from_env(studio: ModuleType) -> None:
+    from langmem_layers.config import MemoryConfig
+
+    assert studio.memory_config_from_env({}) == MemoryConfig()
+    config = studio.memory_config_from_env(
+        {
+            "LANGMEM_EXTRACT_EVERY": "1",
+            "LANGMEM_BACKGROUND_EXTRACTION": "yes",
+            "LANGMEM_BUDGET_TOKENS": " 8000 ",
+            "LANGMEM_HANDLE_TOOL_ERRORS": "false",
+            "LANGMEM_SYSTEM_PROMPT": "Be brief.",
+            "LANGMEM_RECALL_K": "",  # empty: the default
+            "LANGMEM_HOME": "/elsewhere",  # not a config field
+        }
+    )
+    assert config == MemoryConfig(
+        extract_every=1,
+        background_extraction=True,
+        budget_tokens=8000,
+        handle_tool_errors=False,
+        system_prompt="Be brief.",
+    )
+
+
+@pytest.mark.parametrize(
+    ("environ", "match"),
+    [
+        ({"LANGMEM_BUDGET_TOKENS": "lots"}, "LANGMEM_BUDGET_TOKENS must be a whole number"),
+        ({"LANGMEM_BACKGROUND_EXTRACTION": "maybe"}, "LANGMEM_BACKGROUND_EXTRACTION must be"),
+        ({"LANGMEM_EXTRACT_EVERY": "0"}, "extract_every=0"),
+    ],
+)
+def test_a_bad_config_variable_is_a_configuration_error(
+    studio: ModuleType, environ: dict[str, str], match: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=match):
+        studio.memory_config_from_env(environ)
 
 
 # ------------------------------------------------------------------ expire_sessions

@@ -1,0 +1,67 @@
+"""What happens around each model call, written once for the reference graph and the middleware.
+
+Both cores take the :class:`~langmem_layers.MemoryLayers` and run with ``run``/``arun``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from langmem_layers._steps import Call, Core, twin
+from langmem_layers.context import Identity
+from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
+from langmem_layers.layers import MemoryLayers
+from langmem_layers.procedural import render_tips
+from langmem_layers.semantic import render_profile
+
+__all__ = ["after_turn", "memory_sections"]
+
+
+def after_turn(
+    memory: MemoryLayers, messages: Sequence[BaseMessage], ident: Identity, store: Any = None
+) -> Core[None]:
+    """After a turn: extract the profile if due; archive on "remember this" or a decision."""
+    yield twin(
+        memory.updater,
+        "maybe_update",
+        messages,
+        user_id=ident.user_id,
+        thread_id=ident.thread_id,
+        store=store,
+    )
+    reason = WritePolicy.trigger(messages)
+    if reason is not None and ident.thread_id:
+        yield Call(
+            archive_session,
+            aarchive_session,
+            (memory.episodes, messages),
+            {
+                "user_id": ident.user_id,
+                "session_id": ident.thread_id,
+                "reason": reason,
+                "policy": memory.policy,
+            },
+        )
+
+
+def memory_sections(
+    memory: MemoryLayers, tools: Sequence[Any], user_id: str, store: Any = None
+) -> Core[tuple[Callable[[int], str], Callable[[int], str]]]:
+    """Load the profile and tool tips once; return renderers for a token allowance."""
+    profile = yield twin(memory.profiles, "get", user_id)
+    tips: list[Any] = []
+    if tools:
+        tips = yield twin(memory.procedural, "tool_tips", list(tools), user_id=user_id, store=store)
+
+    def profile_text(n: int) -> str:
+        return render_profile(profile, max_tokens=n, counter=memory.counter)
+
+    def tips_text(n: int) -> str:
+        if not tips or n <= 0:
+            return ""
+        return render_tips(tips, max_tokens=n, counter=memory.procedural.counter)
+
+    return profile_text, tips_text

@@ -1,0 +1,181 @@
+"""The memory of one agent: the four layers built once from one :class:`MemoryConfig`.
+
+:class:`MemoryLayers` is the object you build once and hand, explicitly, to
+everything that needs the memory:
+
+* the reference graph: ``build_memory_graph(model, memory=layers, tools=...)``
+  (``create_memory_graph_builder`` for the uncompiled ``StateGraph``);
+* ``create_agent``: ``middleware=[MemoryMiddleware(layers)]``;
+* session end and expiry: ``end_session(graph, thread_id=..., memory=layers)``,
+  ``expire_idle_sessions(graph, memory=layers, ttl=...)`` (and their ``a*`` twins).
+
+Nothing is attached to a graph: whoever needs the layers is given this object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+
+from langmem_layers._steps import Core, arun, run, twin
+from langmem_layers.config import MemoryConfig
+from langmem_layers.defaults import Storage
+from langmem_layers.episodic import EpisodeStore, WritePolicy, create_recall_node
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
+from langmem_layers.semantic import ProfileStore, ProfileUpdater
+from langmem_layers.tokens import TokenCounter
+from langmem_layers.working import create_window_node
+
+__all__ = ["MemoryLayers"]
+
+
+class MemoryLayers:
+    """Working, episodic, semantic and procedural memory of one agent, configured once.
+
+    Profile and procedural memory live in a LangGraph ``BaseStore``: the one
+    given to ``profiles=`` / ``procedural=``, else the store of the graph or
+    agent that runs them (``compile(store=...)``, ``create_agent(store=...)``).
+    Episodes live in Chroma (``episodes=``, else the storage folder).
+
+    Args:
+        config: The options (budgets, window, extraction cadence, recall);
+            default ``MemoryConfig()``.
+        storage: Storage folder of the default episode store.
+        episodes: An :class:`~langmem_layers.episodic.EpisodeStore` (any Chroma
+            client); replaces ``storage``/``embeddings``.
+        embeddings: Embeddings of the default episode store.
+        profiles: A :class:`~langmem_layers.semantic.ProfileStore` (custom schema or store).
+        procedural: A :class:`~langmem_layers.procedural.ProceduralMemory`.
+        model: The chat model the layers call for window summaries, profile
+            extraction and archive decisions (not the agent's model); default
+            :func:`~langmem_layers.resolve_chat_model`, offline fallbacks without one.
+
+    Attributes:
+        config: The :class:`~langmem_layers.MemoryConfig`.
+        episodes: Episodic memory.
+        profiles: Semantic memory (the user profile).
+        procedural: Procedural memory (tool outcomes).
+        updater: The :class:`~langmem_layers.semantic.ProfileUpdater`
+            (every ``config.extract_every`` user turns, and at session end).
+        policy: The episodic :class:`~langmem_layers.episodic.WritePolicy`.
+        counter: The token counter shared by every budget.
+        recall_node: Recalls episodes for the latest user turn (``recalled_episodes``).
+        window_node: Keeps ``messages`` + ``summary`` within ``config.window_tokens``.
+        tool_hooks: Records each tool call's outcome (``wrap_tool_call`` hooks).
+
+    Raises:
+        ConfigurationError: ``episodes`` given together with ``storage`` or ``embeddings``.
+
+    Example:
+        >>> import tempfile
+        >>> from langmem_layers import MemoryConfig, MemoryLayers
+        >>> from langmem_layers.testing import DeterministicEmbeddings
+        >>> memory = MemoryLayers(config=MemoryConfig(extract_every=1),
+        ...                       storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+        >>> memory.updater.every_n_turns, memory.config.budget_tokens
+        (1, 6000)
+
+    """
+
+    def __init__(
+        self,
+        *,
+        config: MemoryConfig | None = None,
+        storage: Storage | str | None = None,
+        episodes: EpisodeStore | None = None,
+        embeddings: Embeddings | None = None,
+        profiles: ProfileStore | None = None,
+        procedural: ProceduralMemory | None = None,
+        model: BaseChatModel | None = None,
+    ) -> None:
+        if episodes is not None and (storage is not None or embeddings is not None):
+            raise ConfigurationError(
+                "pass either episodes=EpisodeStore(...) or storage=/embeddings= (which only "
+                "configure the default episode store), not both"
+            )
+        self.config = config if config is not None else MemoryConfig()
+        self.episodes = episodes or EpisodeStore(storage=storage, embeddings=embeddings)
+        self.profiles = profiles or ProfileStore()
+        self.procedural = procedural or ProceduralMemory()
+        self.counter = TokenCounter()
+        self.updater = ProfileUpdater(
+            self.profiles,
+            model=model,
+            every_n_turns=self.config.extract_every,
+            background=self.config.background_extraction,
+        )
+        self.policy = WritePolicy(model=model)
+        self.recall_node: Runnable[Any, Any] = create_recall_node(
+            self.episodes, k=self.config.recall_k, max_tokens=self.config.recall_tokens
+        )
+        self.window_node: Runnable[Any, Any] = create_window_node(
+            max_tokens=self.config.window_tokens,
+            keep_last_turns=self.config.keep_last_turns,
+            model=model,
+            token_counter=self.counter,
+        )
+        self.tool_hooks = ProceduralMiddleware(self.procedural, inject_tips=False)
+
+    def __repr__(self) -> str:
+        return f"MemoryLayers({self.config!r})"
+
+    @classmethod
+    @contextmanager
+    def open(
+        cls,
+        storage: Storage | str | None = None,
+        /,
+        *,
+        config: MemoryConfig | None = None,
+        model: BaseChatModel | None = None,
+    ) -> Iterator[MemoryLayers]:
+        """Layers on the embedded defaults: Chroma and SQLite in one storage folder.
+
+        The profile and the tool-outcome log go to the folder's SQLite store
+        (``memory.profiles.store``: pass it to ``create_agent(store=...)`` or
+        ``compile(store=...)``), episodes to its Chroma database. On exit,
+        background work is flushed and the store is closed.
+
+        Example:
+            >>> import tempfile
+            >>> from langmem_layers import MemoryLayers
+            >>> with MemoryLayers.open(tempfile.mkdtemp()) as memory:
+            ...     type(memory.profiles.store).__name__
+            'SqliteStore'
+
+        """
+        folder = storage if isinstance(storage, Storage) else Storage(storage)
+        with folder.store() as store:
+            layers = cls(
+                config=config,
+                episodes=EpisodeStore(storage=folder),
+                profiles=ProfileStore(store),
+                procedural=ProceduralMemory(store),
+                model=model,
+            )
+            try:
+                yield layers
+            finally:
+                layers.flush()
+
+    def _flush(self) -> Core[None]:
+        yield twin(self.updater, "flush")
+        yield twin(self.procedural, "flush")
+        yield twin(self.episodes, "flush")
+
+    def flush(self) -> None:
+        """Wait for background profile extraction, then write queued tool outcomes and recalls.
+
+        Call it (or :meth:`aflush`) before closing the store the layers write to.
+        """
+        run(self._flush())
+
+    async def aflush(self) -> None:
+        """Async twin of :meth:`flush`."""
+        await arun(self._flush())
