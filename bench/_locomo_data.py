@@ -1,19 +1,26 @@
-"""Read the LoCoMo conversations (files ``<id>.json``) used by the episodic benchmarks."""
+"""The one LoCoMo data model: conversations (files ``<id>.json``) read by the benchmarks.
+
+Used by ``locomo`` (episodic retrieval) and ``embeddings`` (dense retrieval per model);
+each formats the turn text it indexes itself. The data lives next to the repository
+(:data:`bench._paths.LOCOMO_DEV`) and is never copied into it.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "Conversation",
     "Question",
     "Session",
     "Turn",
-    "default_data_dir",
+    "clean_evidence",
     "load_conversation",
     "load_conversations",
     "parse_locomo_date",
@@ -22,6 +29,8 @@ __all__ = [
 
 @dataclass(slots=True)
 class Turn:
+    """One dialogue turn; ``dia_id`` (``"D3:7"``) is what the questions' evidence names."""
+
     dia_id: str
     speaker: str
     text: str  # what was said, with the photo caption appended as the episodic bench indexes it
@@ -31,6 +40,8 @@ class Turn:
 
 @dataclass(slots=True)
 class Session:
+    """One session of a conversation: when it took place and its turns."""
+
     number: int
     timestamp: float
     date_text: str = ""
@@ -39,6 +50,8 @@ class Session:
 
 @dataclass(slots=True)
 class Question:
+    """A question of categories 1-4 with the turn ids of its evidence (repaired, distinct)."""
+
     question: str
     evidence: list[str]
     category: int
@@ -46,18 +59,16 @@ class Question:
 
 @dataclass(slots=True)
 class Conversation:
+    """One conversation file: its sessions in order and its questions."""
+
     id: str
     sessions: list[Session]
     questions: list[Question]
 
     @property
     def n_turns(self) -> int:
+        """Number of turns over all sessions."""
         return sum(len(s.turns) for s in self.sessions)
-
-
-def default_data_dir() -> Path:
-    """``../shared/data/locomo-dev`` relative to the repository root."""
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo-dev"
 
 
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", re.I)
@@ -77,8 +88,40 @@ def parse_locomo_date(text: str) -> float:
     return dt.replace(hour=h, minute=int(minute), tzinfo=UTC).timestamp()
 
 
+def clean_evidence(raw: Iterable[Any]) -> list[str]:
+    """Evidence turn ids, repaired: the data has ``"D8:6; D9:17"`` (two in one) and ``"D:11:26"``.
+
+    Example:
+        >>> clean_evidence(["D8:6; D9:17", "D:11:26", "D8:6"])
+        ['D8:6', 'D9:17', 'D11:26']
+
+    """
+    out: list[str] = []
+    for item in raw:
+        for part in re.split(r"[;,\s]+", str(item)):
+            part = re.sub(r"^D:(\d+):", r"D\1:", part.strip())
+            if part and part not in out:
+                out.append(part)
+    return out
+
+
 def load_conversation(path: Path) -> Conversation:
-    """One ``<id>.json`` conversation (questions of categories 1-4 with evidence)."""
+    """One ``<id>.json`` conversation (questions of categories 1-4 with evidence).
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> d = {"session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": [
+        ...     {"speaker": "A", "dia_id": "D1:1", "text": "hi", "blip_caption": "a dog"}],
+        ...     "qa": [{"question": "q?", "evidence": ["D:1:1"], "category": 4},
+        ...            {"question": "trap?", "evidence": [], "category": 5}]}
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     p = pathlib.Path(folder) / "c.json"
+        ...     _ = p.write_text(json.dumps(d))
+        ...     c = load_conversation(p)
+        >>> c.sessions[0].turns[0].text, c.questions
+        ('hi [shares a photo: a dog]', [Question(question='q?', evidence=['D1:1'], category=4)])
+
+    """
     raw = json.loads(path.read_text(encoding="utf-8"))
     sessions = []
     n = 1
@@ -93,7 +136,7 @@ def load_conversation(path: Path) -> Conversation:
         sessions.append(sess)
         n += 1
     questions = [
-        Question(str(q["question"]), [str(e) for e in q["evidence"]], int(q["category"]))
+        Question(str(q["question"]), clean_evidence(q["evidence"]), int(q["category"]))
         for q in raw.get("qa", [])
         if q.get("category") in (1, 2, 3, 4) and q.get("evidence")
     ]
@@ -105,6 +148,7 @@ def load_conversations(data_dir: Path) -> list[Conversation]:
     files = sorted(data_dir.glob("*.json"))
     if not files:
         raise FileNotFoundError(
-            f"no LoCoMo *.json files in {data_dir}; pass --data DIR (see its README.md)"
+            f"no LoCoMo *.json files in {data_dir}; pass --data DIR pointing at a LoCoMo "
+            "split such as ../shared/data/locomo-dev (see its README.md)"
         )
     return [load_conversation(path) for path in files]

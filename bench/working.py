@@ -22,12 +22,14 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
+from bench._metrics import percentile
 from langmem_layers.defaults import Storage
 from langmem_layers.tokens import TokenCounter
 from langmem_layers.working import ExtractiveSummarizer, WorkingMemoryState, create_window_node
@@ -89,44 +91,54 @@ def open_checkpointer(kind: str) -> Iterator[Any]:
         yield None
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    counter = TokenCounter()
+@dataclass(slots=True)
+class _Timings:
+    """Per turn: the whole graph turn and the window node alone (wall and CPU s)."""
+
+    turn: list[float] = field(default_factory=list)
+    turn_cpu: list[float] = field(default_factory=list)
+    node: list[float] = field(default_factory=list)
+    node_cpu: list[float] = field(default_factory=list)
+    window_lens: list[int] = field(default_factory=list)
+
+
+def _graph_builder(
+    args: argparse.Namespace, counter: TokenCounter, tm: _Timings, rng: random.Random
+) -> Any:
+    """A graph of the timed window node and a scripted reply node."""
     node = create_window_node(
         max_tokens=args.max_tokens,
         keep_last_turns=args.keep_last_turns,
         summarizer=ExtractiveSummarizer(max_tokens=args.max_tokens // 5, token_counter=counter),
         token_counter=counter,
     )
-    node_times: list[float] = []
-    node_cpu: list[float] = []
-    window_lens: list[int] = []
 
     def window(state: WorkingMemoryState, config: RunnableConfig) -> Any:
         c0, t0 = time.process_time(), time.perf_counter()
         out = node.invoke(state, config)
-        node_times.append(time.perf_counter() - t0)
-        node_cpu.append(time.process_time() - c0)
-        window_lens.append(len(state["messages"]))
+        tm.node.append(time.perf_counter() - t0)
+        tm.node_cpu.append(time.process_time() - c0)
+        tm.window_lens.append(len(state["messages"]))
         return out
 
-    rng = random.Random(args.seed)
-
     def reply(state: WorkingMemoryState) -> dict[str, Any]:
-        return {"messages": [AIMessage(make_text(rng, len(node_times)))]}
+        return {"messages": [AIMessage(make_text(rng, len(tm.node)))]}
 
     builder = StateGraph(WorkingMemoryState)
     builder.add_node("window", window).add_node("reply", reply)
     builder.add_edge(START, "window").add_edge("window", "reply")
+    return builder
 
-    points = sorted(set(args.points))
-    total_turns = (max(points) + args.span // 2) // 2 + 1
-    turn_times: list[float] = []
-    turn_cpu: list[float] = []
+
+def _drive(
+    builder: Any, args: argparse.Namespace, turns: int, tm: _Timings, rng: random.Random
+) -> dict[str, Any]:
+    """Run ``turns`` user turns on one thread; returns the final state."""
     with open_checkpointer(args.checkpointer) as saver:
         graph = builder.compile(checkpointer=saver)
         cfg: RunnableConfig = {"configurable": {"thread_id": "bench"}}
         state: dict[str, Any] = {}
-        for turn in range(total_turns):
+        for turn in range(turns):
             msg = HumanMessage(make_text(rng, turn))
             # without a checkpointer the caller carries the state from turn to turn
             inp: Any = (
@@ -136,45 +148,64 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
             c0, t0 = time.process_time(), time.perf_counter()
             state = graph.invoke(inp, cfg)
-            turn_times.append(time.perf_counter() - t0)
-            turn_cpu.append(time.process_time() - c0)
-        final_summary_tokens = counter.count_text(state.get("summary", ""))
+            tm.turn.append(time.perf_counter() - t0)
+            tm.turn_cpu.append(time.process_time() - c0)
+    return state
 
+
+def _point(tm: _Timings, p: int, lo: int, hi: int) -> dict[str, Any]:
+    """Figures of the turns ``lo:hi`` measured around ``p`` total messages."""
+    turn_us = [t * 1e6 for t in tm.turn[lo:hi]]
+    node_us = [t * 1e6 for t in tm.node[lo:hi]]
+    return {
+        "total_messages": p,
+        "turns_measured": hi - lo,
+        "turn_us_mean": statistics.fmean(turn_us),
+        "turn_us_median": percentile(turn_us, 50),
+        "turn_cpu_us_mean": statistics.fmean(tm.turn_cpu[lo:hi]) * 1e6,
+        "node_us_mean": statistics.fmean(node_us),
+        "node_us_median": percentile(node_us, 50),
+        "node_cpu_us_mean": statistics.fmean(tm.node_cpu[lo:hi]) * 1e6,
+        "window_messages_mean": statistics.fmean(tm.window_lens[lo:hi]),
+        "window_messages_max": max(tm.window_lens[lo:hi]),
+    }
+
+
+_RATIOS = {  # last point / first point
+    "ratio_turn_mean": "turn_us_mean",
+    "ratio_node_mean": "node_us_mean",
+    "ratio_turn_median": "turn_us_median",
+    "ratio_node_median": "node_us_median",
+    "ratio_turn_cpu_mean": "turn_cpu_us_mean",
+    "ratio_node_cpu_mean": "node_cpu_us_mean",
+}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Grow one thread past the largest point; return the figures around each point."""
+    counter = TokenCounter()
+    tm = _Timings()
+    rng = random.Random(args.seed)  # one stream for user and AI texts, drawn turn by turn
+    builder = _graph_builder(args, counter, tm, rng)
+    points = sorted(set(args.points))
+    total_turns = (max(points) + args.span // 2) // 2 + 1
+    state = _drive(builder, args, total_turns, tm, rng)
     results: dict[str, Any] = {
         "max_tokens": args.max_tokens,
         "keep_last_turns": args.keep_last_turns,
         "checkpointer": args.checkpointer,
         "turns": total_turns,
         "total_messages": 2 * total_turns,
-        "final_summary_tokens": final_summary_tokens,
+        "final_summary_tokens": counter.count_text(state.get("summary", "")),
         "points": [],
     }
     for p in points:
         lo = max(0, (p - args.span // 2) // 2)
         hi = min(total_turns, (p + args.span // 2) // 2)
-        turn_us = [t * 1e6 for t in turn_times[lo:hi]]
-        node_us = [t * 1e6 for t in node_times[lo:hi]]
-        results["points"].append(
-            {
-                "total_messages": p,
-                "turns_measured": hi - lo,
-                "turn_us_mean": statistics.fmean(turn_us),
-                "turn_us_median": statistics.median(turn_us),
-                "turn_cpu_us_mean": statistics.fmean(turn_cpu[lo:hi]) * 1e6,
-                "node_us_mean": statistics.fmean(node_us),
-                "node_us_median": statistics.median(node_us),
-                "node_cpu_us_mean": statistics.fmean(node_cpu[lo:hi]) * 1e6,
-                "window_messages_mean": statistics.fmean(window_lens[lo:hi]),
-                "window_messages_max": max(window_lens[lo:hi]),
-            }
-        )
+        results["points"].append(_point(tm, p, lo, hi))
     first, last = results["points"][0], results["points"][-1]
-    results["ratio_turn_mean"] = last["turn_us_mean"] / first["turn_us_mean"]
-    results["ratio_node_mean"] = last["node_us_mean"] / first["node_us_mean"]
-    results["ratio_turn_median"] = last["turn_us_median"] / first["turn_us_median"]
-    results["ratio_node_median"] = last["node_us_median"] / first["node_us_median"]
-    results["ratio_turn_cpu_mean"] = last["turn_cpu_us_mean"] / first["turn_cpu_us_mean"]
-    results["ratio_node_cpu_mean"] = last["node_cpu_us_mean"] / first["node_cpu_us_mean"]
+    for ratio, key in _RATIOS.items():
+        results[ratio] = last[key] / first[key]
     return results
 
 

@@ -6,7 +6,17 @@ import math
 import pytest
 from langchain_core.embeddings import Embeddings
 
+from bench import _crosslingual as crosslingual
 from bench import embeddings as bench
+from bench._locomo_data import (
+    Conversation,
+    Question,
+    Session,
+    Turn,
+    load_conversation,
+    load_conversations,
+)
+from bench._metrics import percentile, recall_at_k
 from langmem_layers.testing import DeterministicEmbeddings
 
 
@@ -29,11 +39,27 @@ class TableEmbeddings(Embeddings):
 
 def test_recall_at_k_counts_evidence_in_top_k():
     ranked = ["a", "b", "c", "d"]
-    assert bench.recall_at_k(ranked, ["c"], 2) == 0.0
-    assert bench.recall_at_k(ranked, ["c"], 3) == 1.0
-    assert bench.recall_at_k(ranked, ["a", "d", "z"], 4) == pytest.approx(2 / 3)
-    assert bench.recall_at_k(ranked, ["a", "a"], 1) == 1.0  # duplicates count once
-    assert bench.recall_at_k(ranked, [], 4) == 0.0
+    assert recall_at_k(ranked, ["c"], 2) == 0.0
+    assert recall_at_k(ranked, ["c"], 3) == 1.0
+    assert recall_at_k(ranked, ["a", "d", "z"], 4) == pytest.approx(2 / 3)
+    assert recall_at_k(ranked, ["a", "a"], 1) == 1.0  # duplicates count once
+    assert recall_at_k(ranked, [], 4) == 0.0
+
+
+def test_percentile_is_numpy_linear_and_nan_when_empty():
+    assert percentile([4.0, 1.0, 3.0, 2.0], 50) == 2.5
+    assert percentile([1.0, 2.0], 100) == 2.0
+    assert math.isnan(percentile([], 95))
+
+
+def _conv(name, ids, texts, questions):
+    """One session whose turns say ``texts``; indexed as the bare text (``_said``)."""
+    turns = [Turn(i, "S", t, t) for i, t in zip(ids, texts, strict=True)]
+    return Conversation(name, [Session(1, 0.0, "", turns)], questions)
+
+
+def _said(turn, session):
+    return turn.said
 
 
 def _write_conversation(tmp_path):
@@ -62,24 +88,27 @@ def _write_conversation(tmp_path):
 
 
 def test_load_conversation_orders_sessions_formats_turns_and_filters_questions(tmp_path):
-    conv = bench.load_conversation(_write_conversation(tmp_path))
-    assert conv.name == "7"
-    assert conv.turn_ids == ["D1:1", "D1:2", "D2:1"]
-    assert conv.texts == [
+    conv = load_conversation(_write_conversation(tmp_path))
+    assert conv.id == "7"
+    turn_ids, texts = bench.indexed_turns(conv)
+    assert turn_ids == ["D1:1", "D1:2", "D2:1"]
+    assert texts == [
         "[1 May] Ann: hello",
         "[1 May] Bo: see (photo: a red kite)",
         "[2 June] Bo: bye",
     ]
+    # the episodic benchmark indexes the same turn with the caption in its own format
+    assert conv.sessions[0].turns[1].text == "see [shares a photo: a red kite]"
     # category 5 and empty evidence are dropped; evidence typos are repaired
-    assert [(q.text, q.evidence, q.category) for q in conv.questions] == [
-        ("q1", ("D1:2", "D2:1"), 1),
-        ("q2", ("D1:1",), 4),
+    assert [(q.question, q.evidence, q.category) for q in conv.questions] == [
+        ("q1", ["D1:2", "D2:1"], 1),
+        ("q2", ["D1:1"], 4),
     ]
 
 
-def test_load_locomo_explains_an_empty_folder(tmp_path):
+def test_load_conversations_explains_an_empty_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="--data"):
-        bench.load_locomo(tmp_path)
+        load_conversations(tmp_path)
 
 
 def test_evaluate_dense_ranks_by_cosine_per_conversation():
@@ -93,18 +122,18 @@ def test_evaluate_dense_ranks_by_cosine_per_conversation():
         "u0": [1.0, 0.0],
         "q_c": [1.0, 0.0],
     }
-    conv1 = bench.Conversation(
+    conv1 = _conv(
         "c1",
         ["D1:1", "D1:2", "D1:3"],
         ["t0", "t1", "t2"],
         [
-            bench.Question("q_a", ("D1:3",), 1),  # rank 3
-            bench.Question("q_b", ("D1:3", "D1:1"), 2),  # ranks 1 and 3
+            Question("q_a", ["D1:3"], 1),  # rank 3
+            Question("q_b", ["D1:3", "D1:1"], 2),  # ranks 1 and 3
         ],
     )
-    conv2 = bench.Conversation("c2", ["D1:1"], ["u0"], [bench.Question("q_c", ("D9:9",), 4)])
+    conv2 = _conv("c2", ["D1:1"], ["u0"], [Question("q_c", ["D9:9"], 4)])
     fake = TableEmbeddings(table)
-    r = bench.evaluate_dense(fake, [conv1, conv2])
+    r = bench.evaluate_dense(fake, [conv1, conv2], text=_said)
     assert fake.queries == ["q_a", "q_b", "q_c"]
     assert fake.documents == ["t0", "t1", "t2", "u0"]
     assert (r.turns, r.questions, r.evidence_missing) == (4, 3, 1)
@@ -121,10 +150,8 @@ def test_evaluate_dense_top_k_cuts_off(monkeypatch):
     # With k=1 and k=2 only, the evidence ranked 3rd is a miss and the 2nd a hit.
     monkeypatch.setattr(bench, "KS", (1, 2))
     table = {"a": [1.0, 0.0], "b": [0.9, 0.1], "c": [0.0, 1.0], "q": [1.0, 0.0]}
-    conv = bench.Conversation(
-        "c", ["x", "y", "z"], ["a", "b", "c"], [bench.Question("q", ("y", "z"), 4)]
-    )
-    r = bench.evaluate_dense(TableEmbeddings(table), [conv])
+    conv = _conv("c", ["x", "y", "z"], ["a", "b", "c"], [Question("q", ["y", "z"], 4)])
+    r = bench.evaluate_dense(TableEmbeddings(table), [conv], text=_said)
     assert r.recall == {1: 0.0, 2: 0.5}
 
 
@@ -137,7 +164,7 @@ def test_cross_lingual_check_reports_rank_of_the_paraphrase():
         "enX": [0.1, 1.0, 0.0],  # the distractor zh2 lands on
         "zhX": [0.0, 0.0, -1.0],
     }
-    r = bench.cross_lingual_check(
+    r = crosslingual.cross_lingual_check(
         TableEmbeddings(table), [("zh1", "en1"), ("zh2", "en2")], ["enX"], ["zhX"]
     )
     assert r.pool_size == 3
@@ -149,12 +176,12 @@ def test_cross_lingual_check_reports_rank_of_the_paraphrase():
 
 
 def test_builtin_pairs_are_aligned_and_distinct():
-    zh = [p[0] for p in bench.PAIRS]
-    en = [p[1] for p in bench.PAIRS]
+    zh = [p[0] for p in crosslingual.PAIRS]
+    en = [p[1] for p in crosslingual.PAIRS]
     assert len(set(zh)) == len(zh) and len(set(en)) == len(en)
-    han = [any("\u4e00" <= ch <= "\u9fff" for ch in s) for s in zh + list(bench.ZH_DISTRACTORS)]
+    han = [any("\u4e00" <= ch <= "\u9fff" for ch in s) for s in [*zh, *crosslingual.ZH_DISTRACTORS]]
     assert all(han)
-    assert all(s.isascii() for s in en + list(bench.EN_DISTRACTORS))
+    assert all(s.isascii() for s in en + list(crosslingual.EN_DISTRACTORS))
 
 
 def _protect_env(monkeypatch):
