@@ -9,6 +9,8 @@ import pytest
 
 from bench import BENCHMARKS
 from bench import load as bench
+from bench._load_backend import build_graph, open_backend
+from bench._load_users import LOCKED, Persona, Phase, UserLog
 from langmem_layers.testing import DeterministicEmbeddings
 
 
@@ -24,7 +26,7 @@ async def test_two_users_one_conversation_each_all_verified(backend: str, tmp_pa
     )
     warm, seq, par = report["phases"]
     assert [r["users"] for r in report["phases"]] == [1, 1, 2]
-    script = sum(len(s) for s in bench.Persona.make("x", 0).sessions)
+    script = sum(len(s) for s in Persona.make("x", 0).sessions)
     assert warm["turns"] == seq["turns"] == script
     assert par["turns"] == 2 * script
     assert seq["session_ends"] == 2 and par["session_ends"] == 4
@@ -46,11 +48,11 @@ async def test_two_users_one_conversation_each_all_verified(backend: str, tmp_pa
 async def test_verification_expects_only_what_was_said_and_reports_lost_turns(
     tmp_path: Path,
 ) -> None:
-    async with bench.open_backend(
+    async with open_backend(
         "memory", tmp_path / "data", embeddings=DeterministicEmbeddings()
     ) as be:
-        graph = bench.build_graph(be)
-        log = bench.UserLog(bench.Persona.make("cut.0", 0))
+        graph = build_graph(be)
+        log = UserLog(Persona.make("cut.0", 0))
         first = log.persona.sessions[0][0]  # the deadline came after the first turn
         cfg = {"configurable": {"thread_id": "cut.0-c0-s1"}}
         await graph.ainvoke({"messages": [("user", first)]}, cfg, context={"user_id": "cut.0"})
@@ -66,30 +68,30 @@ async def test_verification_expects_only_what_was_said_and_reports_lost_turns(
 
 
 def test_locked_errors_are_counted_apart_from_their_type() -> None:
-    phase = bench.Phase("x", 1)
+    phase = Phase("x", 1)
     phase.error(sqlite3.OperationalError("database is locked"))
     phase.error(sqlite3.OperationalError("no such table: store"))
     phase.error(ValueError("boom"))
-    assert phase.errors == {bench.LOCKED: 1, "OperationalError": 1, "ValueError": 1}
+    assert phase.errors == {LOCKED: 1, "OperationalError": 1, "ValueError": 1}
     assert phase.summary()["turns"] == 0
 
 
 def test_a_failed_verification_is_printed_with_what_is_missing() -> None:
-    row = bench.Phase("p", 1).summary()
+    row = Phase("p", 1).summary()
     report = {
         "backend": "memory",
         "where": "in memory",
         "omp_num_threads": "1",
         "cpus": 2,
         "loadavg_1min_before_after": [0.5, 1.0],
-        "phases": [row, row, {**row, "users": 4, "errors": {bench.LOCKED: 2}}],
+        "phases": [row, row, {**row, "users": 4, "errors": {LOCKED: 2}}],
         "ratio": 0.9,
         "errors": 2,
         "missing": ["user-01: no episode for session user-01-c0-s1"],
         "users_checked": {"user-01": {"threads": 2, "conversations": 1}},
     }
     row["error_examples"] = {}
-    report["phases"][2]["error_examples"] = {bench.LOCKED: "OperationalError: database is locked"}
+    report["phases"][2]["error_examples"] = {LOCKED: "OperationalError: database is locked"}
     text = bench.format_report(report)
     assert "target >= 1.3: MISSED" in text
     assert "errors: 2 (target 0: MISSED)" in text

@@ -2,7 +2,8 @@ import random
 
 from langgraph.store.memory import InMemoryStore
 
-from bench import tools as bench
+from bench import _tools_env as sim
+from bench import tools as tools_bench
 from langmem_layers.procedural import ProceduralMemory
 
 
@@ -16,7 +17,7 @@ def test_policy_reads_the_real_rendered_tips():
         user_id="u",
     )
     text = memory.render_tips(["book_flight"], user_id="u")
-    worked, avoid = bench.read_tips(text, "book_flight")
+    worked, avoid = sim.read_tips(text, "book_flight")
     assert worked == []
     assert avoid == [
         (
@@ -26,9 +27,7 @@ def test_policy_reads_the_real_rendered_tips():
     ]
     rng = random.Random(0)
     # the failed spelling (eu) is never chosen again
-    assert all(
-        bench.choose_styles("book_flight", rng, text)["date"].name != "eu" for _ in range(50)
-    )
+    assert all(sim.choose_styles("book_flight", rng, text)["date"].name != "eu" for _ in range(50))
     memory.record(
         "book_flight",
         {"origin": "A", "destination": "B", "date": "2025-01-02"},
@@ -36,12 +35,12 @@ def test_policy_reads_the_real_rendered_tips():
         user_id="u",
     )
     text = memory.render_tips(["book_flight"], user_id="u")
-    assert bench.choose_styles("book_flight", rng, text)["date"].name == "iso"
+    assert sim.choose_styles("book_flight", rng, text)["date"].name == "iso"
 
 
 def test_environment_rules():
-    env = bench.Env(random.Random(0), noise=0.0)
-    tools = bench.make_tools(env)
+    env = sim.Env(random.Random(0), noise=0.0)
+    tools = sim.make_tools(env)
     assert tools["set_timer"].invoke({"duration": 300}) == "timer 300"
     for bad in ({"duration": 5}, {"duration": "5m"}):
         try:
@@ -53,7 +52,7 @@ def test_environment_rules():
 
 
 def test_bench_runs_small(capsys):
-    code = bench.main(["--seeds", "1", "--episodes", "3", "--calls", "4", "--skip-overhead"])
+    code = tools_bench.main(["--seeds", "1", "--episodes", "3", "--calls", "4", "--skip-overhead"])
     assert code == 0
     out = capsys.readouterr().out
     assert "without memory: failure rate" in out and "with memory" in out
