@@ -1,9 +1,9 @@
 """All four memory layers in ``langchain.agents.create_agent`` with one middleware.
 
-``MemoryMiddleware.open(folder)`` builds the layers on the embedded defaults
-(Chroma for episodes, SQLite for the profile and the tool-outcome log) and
-yields a middleware for ``create_agent(..., middleware=[mw])``. Per invocation
-it recalls episodes, keeps the message window in budget, injects the profile,
+``MemoryLayers.open(folder)`` builds the layers on the embedded defaults
+(Chroma for episodes, SQLite for the profile and the tool-outcome log);
+``MemoryMiddleware(memory)`` plugs them into ``create_agent(..., middleware=[...])``.
+Per invocation it recalls episodes, keeps the message window in budget, injects the profile,
 tool tips and recalled memories into the system message (one token budget),
 records every tool call, and extracts the profile.
 
@@ -28,7 +28,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langmem_layers import MemoryContext, MemoryMiddleware, resolve_chat_model
+from langmem_layers import (
+    MemoryConfig,
+    MemoryContext,
+    MemoryLayers,
+    MemoryMiddleware,
+    resolve_chat_model,
+)
 from langmem_layers.testing import OfflineDemoModel, get_weather
 
 USER = "ada@example.com"
@@ -44,12 +50,12 @@ def main() -> None:
     model = resolve_chat_model(purpose="the example agent") or OfflineDemoModel()
     with (
         tempfile.TemporaryDirectory(prefix="langmem-example-") as folder,
-        MemoryMiddleware.open(folder, extract_every=1) as memory,
+        MemoryLayers.open(folder, config=MemoryConfig(extract_every=1)) as memory,
     ):
         # Outer to inner: memory records the call's outcome; ToolErrorMiddleware turns the
         # tool's ValueError into an error ToolMessage (create_agent re-raises by default).
         middleware: list[AgentMiddleware[Any, Any, Any]] = [
-            memory,
+            MemoryMiddleware(memory),
             ToolErrorMiddleware(on_error=tool_error_to_message),
         ]
         agent = create_agent(
@@ -86,7 +92,6 @@ def main() -> None:
         print("\nprofile:", {i.label: i.value for i in memory.profiles.get(USER)})
         tips = memory.procedural.tool_tips(["get_weather"], user_id=USER)[0]
         print(f"tool log: get_weather {tips.successes}/{tips.calls} calls ok")
-        memory.episodes.close()
 
 
 if __name__ == "__main__":

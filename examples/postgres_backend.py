@@ -5,7 +5,8 @@ memory in PostgreSQL instead of the embedded SQLite files:
 
     with PostgresSaver.from_conn_string(URL) as saver, PostgresStore.from_conn_string(URL) as store:
         saver.setup(); store.setup()          # create the tables once (idempotent)
-        graph = build_memory_graph(model, checkpointer=saver, store=store, ...)
+        memory = MemoryLayers(config=MemoryConfig(...), episodes=EpisodeStore(...))
+        graph = build_memory_graph(model, memory=memory, checkpointer=saver, store=store)
 
 Episodes stay in Chroma (here the embedded client in a temporary folder; see
 ``chroma_server_backend.py`` for a server). The script runs two sessions of a
@@ -31,7 +32,14 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
 
-from langmem_layers import EpisodeStore, build_memory_graph, end_session, resolve_chat_model
+from langmem_layers import (
+    EpisodeStore,
+    MemoryConfig,
+    MemoryLayers,
+    build_memory_graph,
+    end_session,
+    resolve_chat_model,
+)
 from langmem_layers.admin import forget_user_everywhere
 from langmem_layers.testing import OfflineDemoModel, get_weather
 
@@ -62,28 +70,24 @@ def main() -> None:
         saver.setup()  # creates the checkpoint tables (idempotent)
         store.setup()  # creates the store tables (idempotent)
         episodes = EpisodeStore(storage=folder)
+        memory = MemoryLayers(config=MemoryConfig(extract_every=1), episodes=episodes)
         graph = build_memory_graph(
-            model,
-            tools=[get_weather],
-            checkpointer=saver,
-            store=store,
-            episodes=episodes,
-            extract_every=1,
+            model, memory=memory, tools=[get_weather], checkpointer=saver, store=store
         )
         try:
             print(f"=== session 1 ({threads[0]}) ===")
             chat(graph, threads[0], user, "We moved from MySQL to PostgreSQL last year.")
             chat(graph, threads[0], user, "The quarterly report is due on Friday, December 4.")
-            report = end_session(graph, thread_id=threads[0])
+            report = end_session(graph, thread_id=threads[0], memory=memory)
             print(f"end_session: archived={report.archived} ({report.messages} messages)")
 
             print(f"=== session 2 ({threads[1]}) ===")
             chat(graph, threads[1], user, "When is the quarterly report due?")
             chat(graph, threads[1], user, "Which database do we use?")
-            profile = graph.memory.profiles.with_store(store).get(user)
+            profile = memory.profiles.with_store(store).get(user)
             print("profile in PostgresStore:", {i.label: i.value for i in profile})
         finally:
-            graph.memory.procedural.flush()
+            memory.flush()
             for thread in threads:
                 saver.delete_thread(thread)
             removed = forget_user_everywhere(user, store=store, episodes=episodes)

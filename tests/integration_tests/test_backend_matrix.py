@@ -48,6 +48,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import (
     EpisodeStore,
+    MemoryConfig,
+    MemoryLayers,
     MemoryMiddleware,
     ProfileStore,
     Storage,
@@ -206,22 +208,14 @@ def _turn_input(text: str) -> dict[str, Any]:
 class SyncOps:
     """The scenario's steps on the sync API of a graph (or agent) and its store."""
 
-    def __init__(
-        self,
-        app: Any,
-        store: Any,
-        episodes: EpisodeStore,
-        procedural: Any,
-        *,
-        memory: MemoryMiddleware | None = None,
-    ) -> None:
-        self.app, self.store, self.eps, self.procedural = app, store, episodes, procedural
-        # the reference graph carries its layers and keeps the user id in its state; an
-        # agent's middleware is passed as memory=..., and its state holds no user id
-        self.memory = memory
+    def __init__(self, app: Any, store: Any, memory: MemoryLayers, *, agent: bool = False) -> None:
+        self.app, self.store, self.memory = app, store, memory
+        self.eps, self.procedural = memory.episodes, memory.procedural
+        # the reference graph keeps the user id in its state; an agent's state holds none
+        self.agent = agent
 
     def _user(self, user: str) -> str | None:
-        return None if self.memory is None else user
+        return user if self.agent else None
 
     def turn(self, text: str, thread: str, user: str) -> dict[str, Any]:
         return dict(self.app.invoke(_turn_input(text), _cfg(thread), context={"user_id": user}))
@@ -455,23 +449,31 @@ def episodes(tmp_path: Path, loop_watch: LoopWatch) -> Iterator[EpisodeStore]:
         SharedSystemClient.clear_system_cache()
 
 
-def _graph(model: FakeChatModel, saver: Any, store: Any, episodes: EpisodeStore) -> Any:
-    return build_memory_graph(
-        model,
-        tools=[flaky_export_tool()],
-        checkpointer=saver,
-        store=store,
-        episodes=episodes,
-        extract_every=1,
+def _layers(episodes: EpisodeStore) -> MemoryLayers:
+    # profile + outcomes in the graph's (or agent's) store
+    return MemoryLayers(config=MemoryConfig(extract_every=1), episodes=episodes)
+
+
+def _graph(
+    model: FakeChatModel, saver: Any, store: Any, episodes: EpisodeStore
+) -> tuple[Any, MemoryLayers]:
+    memory = _layers(episodes)
+    graph = build_memory_graph(
+        model, memory=memory, tools=[flaky_export_tool()], checkpointer=saver, store=store
     )
+    return graph, memory
 
 
 def _agent(
     model: FakeChatModel, saver: Any, store: Any, episodes: EpisodeStore
-) -> tuple[Any, MemoryMiddleware]:
-    memory = MemoryMiddleware(episodes, extract_every=1)  # profile + outcomes in the agent's store
+) -> tuple[Any, MemoryLayers]:
+    memory = _layers(episodes)
     agent = create_agent(
-        model, [flaky_export_tool()], middleware=[memory], checkpointer=saver, store=store
+        model,
+        [flaky_export_tool()],
+        middleware=[MemoryMiddleware(memory)],
+        checkpointer=saver,
+        store=store,
     )
     return agent, memory
 
@@ -485,8 +487,8 @@ def test_graph_sync(
 ) -> None:
     model = scripted_model()
     with backend(tmp_path, request) as (saver, store):
-        graph = _graph(model, saver, store, episodes)
-        drive(two_sessions(model), SyncOps(graph, store, episodes, graph.memory.procedural))
+        graph, memory = _graph(model, saver, store, episodes)
+        drive(two_sessions(model), SyncOps(graph, store, memory))
 
 
 @pytest.mark.parametrize("backend", ASYNC_GRAPH)
@@ -499,8 +501,8 @@ async def test_graph_async(
 ) -> None:
     model = scripted_model()
     async with backend(tmp_path, request) as (saver, store):
-        graph = _graph(model, saver, store, episodes)
-        ops = AsyncOps(graph, store, episodes, graph.memory.procedural)
+        graph, memory = _graph(model, saver, store, episodes)
+        ops = AsyncOps(graph, store, memory)
         await adrive(two_sessions(model), ops)
     if loop_watch.calls:
         pytest.fail("blocking calls on the event loop:\n" + loop_watch.report(), pytrace=False)
@@ -513,7 +515,7 @@ def test_agent_middleware_sync(
     model = scripted_model()
     with backend(tmp_path, request) as (saver, store):
         agent, memory = _agent(model, saver, store, episodes)
-        ops = SyncOps(agent, store, episodes, memory.procedural, memory=memory)
+        ops = SyncOps(agent, store, memory, agent=True)
         drive(two_sessions(model), ops)
 
 
@@ -528,7 +530,7 @@ async def test_agent_middleware_async(
     model = scripted_model()
     async with backend(tmp_path, request) as (saver, store):
         agent, memory = _agent(model, saver, store, episodes)
-        ops = AsyncOps(agent, store, episodes, memory.procedural, memory=memory)
+        ops = AsyncOps(agent, store, memory, agent=True)
         await adrive(two_sessions(model), ops)
     if loop_watch.calls:
         pytest.fail("blocking calls on the event loop:\n" + loop_watch.report(), pytrace=False)

@@ -15,8 +15,10 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
 
+from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.graph import build_memory_graph
+from langmem_layers.layers import MemoryLayers
 from langmem_layers.sessions import end_session, expire_idle_sessions
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, tool_call
 
@@ -59,15 +61,13 @@ def episodes(tmp_path: Path) -> Iterator[EpisodeStore]:
     SharedSystemClient.clear_system_cache()
 
 
-def _graph(schema: str, saver: Any, store: Any, episodes: EpisodeStore, model: Any) -> Any:
-    return build_memory_graph(
-        model,
-        tools=[weather],
-        checkpointer=saver,
-        store=store,
-        episodes=episodes,
-        extract_every=1,
+def _graph(saver: Any, store: Any, episodes: EpisodeStore, model: Any) -> tuple[Any, MemoryLayers]:
+    """A new graph and new layers, as a new process would build them."""
+    memory = MemoryLayers(config=MemoryConfig(extract_every=1), episodes=episodes)
+    graph = build_memory_graph(
+        model, memory=memory, tools=[weather], checkpointer=saver, store=store
     )
+    return graph, memory
 
 
 def test_two_sessions_resume_and_recall(
@@ -94,7 +94,7 @@ def test_two_sessions_resume_and_recall(
                 "12°C",
             ]
         )
-        graph = _graph(schema, saver, store, episodes, model)
+        graph, memory = _graph(saver, store, episodes, model)
         graph.invoke(
             {"messages": [("user", "I live in Oslo. The zebra audit is in May.")]}, s1, context=ctx
         )
@@ -106,12 +106,12 @@ def test_two_sessions_resume_and_recall(
         PostgresStore.from_conn_string(_dsn(schema)) as store,
     ):
         model = FakeChatModel(responses=[], default="ok")
-        graph = _graph(schema, saver, store, episodes, model)
+        graph, memory = _graph(saver, store, episodes, model)
         resumed = graph.get_state(s1).values
         assert len(resumed["messages"]) == 8 and resumed["user_id"] == user
         graph.invoke({"messages": [("user", "Thanks!")]}, s1, context=ctx)
         assert len(graph.get_state(s1).values["messages"]) == 10
-        report = end_session(graph, thread_id=s1["configurable"]["thread_id"])
+        report = end_session(graph, thread_id=s1["configurable"]["thread_id"], memory=memory)
         assert report.archived
 
         out = graph.invoke({"messages": [("user", "When is the zebra audit?")]}, s2, context=ctx)
@@ -119,11 +119,11 @@ def test_two_sessions_resume_and_recall(
         system = str(model.calls[-1][0].content)
         assert "zebra audit" in system and "Oslo" in system  # episode + profile
         assert "kelvin" in system  # tool tip learned in session 1
-        records = graph.memory.procedural.outcomes("weather", user_id=user, store=store)
+        records = memory.procedural.outcomes("weather", user_id=user, store=store)
         assert [r.success for r in records] == [False, True]
 
         # idle expiry deletes both threads from PostgreSQL after archiving
-        reports = expire_idle_sessions(graph, ttl=60, now=time.time() + 3600)
+        reports = expire_idle_sessions(graph, memory=memory, ttl=60, now=time.time() + 3600)
         mine = {r.thread_id for r in reports}
         assert {s1["configurable"]["thread_id"], s2["configurable"]["thread_id"]} <= mine
         assert graph.get_state(s1).values == {}
