@@ -63,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Env:
+class _Backends:
     """Opened backends for one command (closed on exit)."""
 
     def __init__(self, storage_dir: str | None) -> None:
@@ -74,7 +74,7 @@ class _Env:
         self.storage = Storage(storage_dir)
         self._stack = ExitStack()
 
-    def __enter__(self) -> _Env:
+    def __enter__(self) -> _Backends:
         from langmem_layers.episodic import EpisodeStore
 
         self.store = self._stack.enter_context(self.storage.store())
@@ -115,7 +115,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     from langmem_layers.procedural import ProceduralMemory
     from langmem_layers.semantic import ProfileStore
 
-    with _Env(args.storage) as env:
+    with _Backends(args.storage) as env:
         profiles = ProfileStore(env.store)
         profile = profiles.get(args.user)
         _table(
@@ -184,7 +184,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from langmem_layers.admin import export_user
 
-    with _Env(args.storage) as env:
+    with _Backends(args.storage) as env:
         data = export_user(args.user, store=env.store, episodes=env.episodes)
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.output:
@@ -206,7 +206,7 @@ def _cmd_forget(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in {"y", "yes"}:
             print("nothing deleted")
             return 0
-    with _Env(args.storage) as env:
+    with _Backends(args.storage) as env:
         counts = forget_user_everywhere(args.user, store=env.store, episodes=env.episodes)
     print("deleted: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     return 0
@@ -218,7 +218,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from langmem_layers.admin import import_transcripts, load_transcripts
 
     sessions = load_transcripts(args.file)
-    with _Env(args.storage) as env, Progress(transient=True) as bar:
+    with _Backends(args.storage) as env, Progress(transient=True) as bar:
         task = bar.add_task("importing sessions", total=len(sessions))
         n = import_transcripts(
             args.user, sessions, episodes=env.episodes, progress=lambda k: bar.advance(task, k)
