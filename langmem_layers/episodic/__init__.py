@@ -10,9 +10,7 @@
   :func:`forget_all_episodes`.
 """
 
-from langmem_layers.episodic._offline import detect_trigger
 from langmem_layers.episodic._text import tokenize
-from langmem_layers.episodic._types import Episode, EpisodeSummary, ForgetResult, episode_id_for
 from langmem_layers.episodic.forgetting import (
     aenforce_cap,
     aevict_unimportant,
@@ -34,6 +32,8 @@ from langmem_layers.episodic.nodes import (
 from langmem_layers.episodic.policy import ArchiveDecision, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
+from langmem_layers.episodic.triggers import detect_trigger
+from langmem_layers.episodic.types import Episode, EpisodeSummary, ForgetResult, episode_id_for
 
 __all__ = [
     "ArchiveDecision",

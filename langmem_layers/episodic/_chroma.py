@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langmem_layers.episodic._types import Episode
+from langmem_layers.episodic.types import Episode
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
 
 __all__ = ["chroma_call", "episode_from", "require_user", "speaker"]

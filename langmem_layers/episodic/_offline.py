@@ -1,4 +1,4 @@
-"""Deterministic offline summary of a session (no LLM), and trigger detection."""
+"""Deterministic offline summary of a session (no LLM)."""
 
 from __future__ import annotations
 
@@ -9,29 +9,12 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage
 
 from langmem_layers.episodic._text import STOP_WORDS
-from langmem_layers.episodic._types import EpisodeSummary
+from langmem_layers.episodic.triggers import detect_trigger
+from langmem_layers.episodic.types import EpisodeSummary
 from langmem_layers.tokens import message_text
 
-__all__ = ["detect_trigger", "offline_summary"]
+__all__ = ["offline_summary"]
 
-# Explicit requests to remember. Matched on the user's own message only.
-_EXPLICIT = re.compile(
-    r"\b(remember (this|that|it)|please remember|don'?t forget|do not forget|keep in mind|"
-    r"make a note|note (this|that) down|save (this|that) (to|in) (your )?memory)\b"
-    r"|记住|记一下|别忘了|不要忘记",
-    re.IGNORECASE,
-)
-# Negated requests: "don't remember this", "no need to remember", "不用记住".
-_NEGATED = re.compile(
-    r"\b(don'?t|do not|no need to|never|not) (need to )?(remember|save|note)\b|不用记|不要记|别记",
-    re.IGNORECASE,
-)
-# Key decisions: first-person commitments, not evaluations like "you're wrong".
-_DECISION = re.compile(
-    r"\b(we|i)('ve| have)? (decided|agreed|settled on|chose|chosen|will go with)\b|"
-    r"\blet'?s go with\b|\b(final|our) decision\b|\bdecision:|决定了|我们决定|就这么定|最终方案",
-    re.IGNORECASE,
-)
 _FACT = re.compile(
     r"\b(i am|i'm|my \w+ (is|are|was)|i live|i work|i prefer|i like|i love|i hate|i use|"
     r"we use|decided|deadline|always|never)\b|我是|我的|我喜欢|我住|我在|决定",
@@ -80,30 +63,6 @@ def _keywords(text: str) -> list[str]:
         else:
             out.extend(w[i : i + 2] for i in range(len(w) - 1))
     return out
-
-
-def detect_trigger(text: str) -> str | None:
-    """``"explicit"``, ``"decision"`` or ``None`` for one user message.
-
-    Example:
-        >>> from langmem_layers.episodic import detect_trigger
-        >>> detect_trigger("Please remember this: my flight is on Friday")
-        'explicit'
-        >>> detect_trigger("记住，我对花生过敏")
-        'explicit'
-        >>> detect_trigger("We decided to use Postgres for the ledger")
-        'decision'
-        >>> detect_trigger("no, you're wrong, thanks") is None
-        True
-
-    """
-    if not text:
-        return None
-    if _EXPLICIT.search(text) and not _NEGATED.search(text):
-        return "explicit"
-    if _DECISION.search(text):
-        return "decision"
-    return None
 
 
 def _sentences(text: str) -> list[str]:

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 
 from langmem_layers._steps import Core, arun, run, twin
-from langmem_layers.episodic._types import Episode, ForgetResult
 from langmem_layers.episodic.store import EpisodeStore, _require_user
+from langmem_layers.episodic.types import Episode, ForgetResult
 from langmem_layers.errors import ConfigurationError
 
 __all__ = [

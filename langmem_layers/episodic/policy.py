@@ -34,8 +34,9 @@ from pydantic import ValidationError
 from langmem_layers._retry import InvalidOutput, RetryOnce
 from langmem_layers._steps import Core, arun, run
 from langmem_layers.defaults import resolve_chat_model
-from langmem_layers.episodic._offline import detect_trigger, offline_summary
-from langmem_layers.episodic._types import EpisodeSummary
+from langmem_layers.episodic._offline import offline_summary
+from langmem_layers.episodic.triggers import detect_trigger
+from langmem_layers.episodic.types import EpisodeSummary
 from langmem_layers.tokens import TokenCounter, message_text
 
 __all__ = ["ArchiveDecision", "Reason", "WritePolicy"]

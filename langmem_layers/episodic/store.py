@@ -50,7 +50,7 @@ from langmem_layers.episodic._chroma import (
 from langmem_layers.episodic._index import UserIndex
 from langmem_layers.episodic._mirror import Mirror
 from langmem_layers.episodic._offline import offline_summary
-from langmem_layers.episodic._types import Episode, EpisodeSummary, ForgetResult, episode_id_for
+from langmem_layers.episodic.types import Episode, EpisodeSummary, ForgetResult, episode_id_for
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.tokens import message_text
 

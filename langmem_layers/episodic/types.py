@@ -1,4 +1,4 @@
-"""Records of the episodic layer: episodes, turns, forgetting results, the LLM schema."""
+"""Records of the episodic layer: episodes, forgetting results, the judge's summary schema."""
 
 from __future__ import annotations
 
