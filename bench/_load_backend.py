@@ -12,9 +12,11 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langmem_layers.config import MemoryConfig
 from langmem_layers.defaults import Storage
+from langmem_layers.layers import MemoryLayers
 
-__all__ = ["DEFAULT_DSN", "Backend", "build_graph", "open_backend"]
+__all__ = ["DEFAULT_DSN", "Agent", "Backend", "build_agent", "open_backend"]
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -90,16 +92,25 @@ async def _postgres(stack: AsyncExitStack, dsn: str, schema: str, episodes: Any)
     return Backend(saver, store, episodes, f"{dsn} schema {schema}")
 
 
-def build_graph(backend: Backend) -> Any:
+@dataclass(slots=True)
+class Agent:
+    """The compiled reference graph and the memory layers it runs (session ends need both)."""
+
+    graph: Any
+    memory: MemoryLayers
+
+
+def build_agent(backend: Backend) -> Agent:
     """The reference graph on the backend, with the offline demo model and weather tool."""
     from langmem_layers._demo import OfflineDemoModel, get_weather
     from langmem_layers.graph import build_memory_graph
 
-    return build_memory_graph(
+    memory = MemoryLayers(config=MemoryConfig(extract_every=1), episodes=backend.episodes)
+    graph = build_memory_graph(
         OfflineDemoModel(),
+        memory=memory,
         tools=[get_weather],
         checkpointer=backend.checkpointer,
         store=backend.store,
-        episodes=backend.episodes,
-        extract_every=1,
     )
+    return Agent(graph, memory)

@@ -3,10 +3,11 @@
 ``python -m bench load [--users 16] [--seconds 60] [--backend sqlite|postgres]``
 
 One compiled :func:`~langmem_layers.build_memory_graph` (the offline demo
-model and its ``get_weather`` tool, episodes in Chroma with the packaged local
-embeddings, ``extract_every=1``) serves every user through ``graph.ainvoke`` on
-one event loop. Each user has its own user id and threads and repeats a
-scripted conversation of two sessions: facts, a weather question (the first
+model and its ``get_weather`` tool; :class:`~langmem_layers.MemoryLayers` with
+``MemoryConfig(extract_every=1)``, episodes in Chroma with the packaged local
+embeddings) serves every user through ``graph.ainvoke`` on one event loop.
+Each user has its own user id and threads and repeats a scripted
+conversation of two sessions: facts, a weather question (the first
 tool call fails on its unit and is retried; once the tool tip is learnt the
 model gets it right first time), "Remember this: ..." (archived on request),
 ``aend_session``; then a new thread asks for the remembered fact, the weather
@@ -51,9 +52,9 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
-from bench._load_backend import DEFAULT_DSN, Backend, build_graph, open_backend
+from bench._load_backend import DEFAULT_DSN, Agent, Backend, build_agent, open_backend
 from bench._load_users import LOCKED, Client, Persona, Phase, TimedE5, UserLog
-from langmem_layers.text import message_text
+from langmem_layers.tokens import message_text
 
 __all__ = ["format_report", "main", "run_load", "run_phase", "verify"]
 
@@ -75,7 +76,7 @@ class _Clock:
 
 
 async def _run_client(
-    graph: Any, client: Client, logs: dict[str, UserLog], clock: _Clock, ph: Phase
+    agent: Agent, client: Client, logs: dict[str, UserLog], clock: _Clock, ph: Phase
 ) -> None:
     from langmem_layers.sessions import aend_session
 
@@ -91,7 +92,9 @@ async def _run_client(
                     return
                 t0 = time.perf_counter()
                 try:
-                    out = await graph.ainvoke({"messages": [HumanMessage(text)]}, cfg, context=ctx)
+                    out = await agent.graph.ainvoke(
+                        {"messages": [HumanMessage(text)]}, cfg, context=ctx
+                    )
                 except Exception as e:  # counted, the user goes on
                     ph.error(e)
                     continue
@@ -104,7 +107,7 @@ async def _run_client(
                     log.recall_ok += log.persona.day in message_text(out["messages"][-1])
             t0 = time.perf_counter()
             try:
-                report = await aend_session(graph, thread_id=thread)
+                report = await aend_session(agent.graph, thread_id=thread, memory=agent.memory)
             except Exception as e:
                 ph.error(e)
                 continue
@@ -125,7 +128,7 @@ async def _lag_monitor(out: list[float], stop: asyncio.Event) -> None:
 
 
 async def run_phase(
-    graph: Any,
+    agent: Agent,
     clients: list[Client],
     logs: dict[str, UserLog],
     *,
@@ -135,13 +138,13 @@ async def run_phase(
 ) -> Phase:
     """Run every client at once (``asyncio.gather``) until the clock stops them."""
     ph = Phase(label, len(clients))
-    emb = graph.memory.episodes.embeddings
+    emb = agent.memory.episodes.embeddings
     cpu0, texts0 = getattr(emb, "cpu", 0.0), getattr(emb, "texts", 0)
     stop = asyncio.Event()
     monitor = asyncio.create_task(_lag_monitor(ph.lag_ms, stop))
     clock = _Clock(seconds, conversations)
     c0, t0 = time.process_time(), time.perf_counter()
-    await asyncio.gather(*(_run_client(graph, c, logs, clock, ph) for c in clients))
+    await asyncio.gather(*(_run_client(agent, c, logs, clock, ph) for c in clients))
     ph.elapsed, ph.cpu = time.perf_counter() - t0, time.process_time() - c0
     ph.embed_cpu = getattr(emb, "cpu", 0.0) - cpu0
     ph.embed_texts = getattr(emb, "texts", 0) - texts0
@@ -150,16 +153,16 @@ async def run_phase(
     return ph
 
 
-async def verify(graph: Any, backend: Backend, logs: dict[str, UserLog]) -> list[str]:
+async def verify(agent: Agent, backend: Backend, logs: dict[str, UserLog]) -> list[str]:
     """Check each user's threads, profile and episodes; return what is missing."""
     from langmem_layers.sessions import asession_transcript
 
-    profiles = graph.memory.profiles.with_store(backend.store)
+    profiles = agent.memory.profiles.with_store(backend.store)
     missing: list[str] = []
     for log in logs.values():
         p = log.persona
         for thread, sent in log.threads.items():
-            transcript = await asession_transcript(graph, thread_id=thread)
+            transcript = await asession_transcript(agent.graph, thread_id=thread)
             said = [message_text(m) for m in transcript if isinstance(m, HumanMessage)]
             if said != sent:
                 missing.append(f"{thread}: checkpoints hold {len(said)}/{len(sent)} user turns")
@@ -202,17 +205,17 @@ async def run_load(
     emb = embeddings if embeddings is not None else TimedE5()
     try:
         async with open_backend(backend, tmp / "data", embeddings=emb, dsn=dsn) as be:
-            graph = build_graph(be)
+            agent = build_agent(be)
             warm = await run_phase(
-                graph, [Client("warmup", 0, 0)], {}, label="warm-up", seconds=0, conversations=1
+                agent, [Client("warmup", 0, 0)], {}, label="warm-up", seconds=0, conversations=1
             )
             logs: dict[str, UserLog] = {}
             single = [Client("seq-00", 0, rotate)]
             many = [Client(f"user-{i:02d}", i, rotate) for i in range(users)]
             kw: dict[str, Any] = {"seconds": seconds, "conversations": conversations}
-            seq = await run_phase(graph, single, logs, label="1 user, sequential", **kw)
-            par = await run_phase(graph, many, logs, label=f"{users} users, concurrent", **kw)
-            missing = await verify(graph, be, logs)
+            seq = await run_phase(agent, single, logs, label="1 user, sequential", **kw)
+            par = await run_phase(agent, many, logs, label=f"{users} users, concurrent", **kw)
+            missing = await verify(agent, be, logs)
             where = be.where
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

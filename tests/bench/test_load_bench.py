@@ -9,7 +9,7 @@ import pytest
 
 from bench import BENCHMARKS
 from bench import load as bench
-from bench._load_backend import build_graph, open_backend
+from bench._load_backend import build_agent, open_backend
 from bench._load_users import LOCKED, Persona, Phase, UserLog
 from langmem_layers.testing import DeterministicEmbeddings
 
@@ -51,16 +51,18 @@ async def test_verification_expects_only_what_was_said_and_reports_lost_turns(
     async with open_backend(
         "memory", tmp_path / "data", embeddings=DeterministicEmbeddings()
     ) as be:
-        graph = build_graph(be)
+        agent = build_agent(be)
         log = UserLog(Persona.make("cut.0", 0))
         first = log.persona.sessions[0][0]  # the deadline came after the first turn
         cfg = {"configurable": {"thread_id": "cut.0-c0-s1"}}
-        await graph.ainvoke({"messages": [("user", first)]}, cfg, context={"user_id": "cut.0"})
+        await agent.graph.ainvoke(
+            {"messages": [("user", first)]}, cfg, context={"user_id": "cut.0"}
+        )
         log.threads["cut.0-c0-s1"] = [first]
-        assert await bench.verify(graph, be, {"cut.0": log}) == []  # no database asked for
+        assert await bench.verify(agent, be, {"cut.0": log}) == []  # no database asked for
         log.threads["cut.0-c0-s1"].append("a turn the checkpointer never saw")
         log.remembered.add("cut.0-c0-s1")
-        missing = await bench.verify(graph, be, {"cut.0": log})
+        missing = await bench.verify(agent, be, {"cut.0": log})
     assert missing == [
         "cut.0-c0-s1: checkpoints hold 1/2 user turns",
         "cut.0: no episode for session cut.0-c0-s1",
