@@ -22,8 +22,8 @@ Scoring, per stored record of the user:
    (or the creation).
 
 The lexical side indexes the text with its speaker and the session date; the
-defaults were chosen on the LoCoMo dev split (see ``python -m langmem_layers.bench
-locomo``). Measured there (turn R@10, cached-embedding replay of the benchmark):
+defaults were chosen on the LoCoMo dev split (see ``python -m bench locomo`` in a
+checkout). Measured there (turn R@10, cached-embedding replay of the benchmark):
 neighbour context +0.059; session context 0.744 -> 0.770 at ``session_weight``
 0.3 (0.2-0.4 within 0.006 of it; no conversation got worse, multi-hop questions
 -0.003). Pseudo-relevance feedback (Rocchio on the query vector: -0.01; top-hit
