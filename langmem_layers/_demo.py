@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 
+from langmem_layers.context import RunScope
 from langmem_layers.defaults import Storage, resolve_chat_model
 from langmem_layers.tokens import message_text
 
@@ -230,7 +231,9 @@ def _show_memory(memory: MemoryLayers, store: Any, user: str, say: Callable[[str
         say(f"  - {item.field}.{item.key}: {item.value}")
     for old in profiles.superseded(user):
         say(f"  (superseded) {old.field}.{old.key}: {old.value}")
-    for tip in memory.procedural.tool_tips(["get_weather"], user_id=user, store=store):
+    for tip in memory.procedural.tool_tips(
+        ["get_weather"], scope=RunScope(user_id=user, store=store)
+    ):
         say(f"[procedural] {tip.tool}: {tip.successes}/{tip.calls} calls ok")
 
 

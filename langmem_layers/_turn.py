@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from langmem_layers._steps import Call, Core, twin
-from langmem_layers.context import Identity
+from langmem_layers.context import Identity, RunScope
 from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.procedural import render_tips
@@ -54,7 +54,8 @@ def memory_sections(
     profile = yield twin(memory.profiles, "get", user_id)
     tips: list[Any] = []
     if tools:
-        tips = yield twin(memory.procedural, "tool_tips", list(tools), user_id=user_id, store=store)
+        scope = RunScope(user_id=user_id, store=store)
+        tips = yield twin(memory.procedural, "tool_tips", list(tools), scope=scope)
 
     def profile_text(n: int) -> str:
         return render_profile(profile, max_tokens=n, counter=memory.counter)

@@ -40,7 +40,7 @@ class MemoryContext:
             :class:`~langmem_layers.errors.MissingUserIdError` from the memory
             layers instead of a ``TypeError`` from the dataclass.
         agent_id: Optional agent identity, used by layers that can share data
-            per agent (procedural memory in ``scope="agent"``).
+            per agent (procedural memory with ``partition_by="agent"``).
 
     Example:
         >>> from langmem_layers import MemoryContext

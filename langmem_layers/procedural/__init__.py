@@ -11,6 +11,13 @@
 * :func:`redact` / :func:`redact_text` keep secrets out of storage.
 """
 
+from langmem_layers.procedural.approaches import (
+    ApproachLog,
+    ApproachStats,
+    aggregate_approaches,
+    render_best_practices,
+    wilson_lower_bound,
+)
 from langmem_layers.procedural.memory import ProceduralMemory
 from langmem_layers.procedural.middleware import (
     ProceduralMiddleware,
@@ -18,28 +25,29 @@ from langmem_layers.procedural.middleware import (
     create_tips_node,
 )
 from langmem_layers.procedural.records import (
-    ApproachStats,
     FailurePattern,
+    LogLimits,
     OutcomeRecord,
+    ToolOutcome,
     ToolTips,
-    aggregate_approaches,
     aggregate_outcomes,
     normalize_error,
-    render_best_practices,
     render_tips,
-    wilson_lower_bound,
 )
 from langmem_layers.procedural.redaction import REDACTED, is_secret_key, redact, redact_text
 from langmem_layers.procedural.tool import RecordedTool, record_tool
 
 __all__ = [
     "REDACTED",
+    "ApproachLog",
     "ApproachStats",
     "FailurePattern",
+    "LogLimits",
     "OutcomeRecord",
     "ProceduralMemory",
     "ProceduralMiddleware",
     "RecordedTool",
+    "ToolOutcome",
     "ToolTips",
     "ToolTipsState",
     "aggregate_approaches",

@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from dataclasses import replace
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from langmem_layers.procedural._store import lookup
+from langmem_layers.procedural.records import ToolOutcome
 from langmem_layers.tokens import message_text
 
 _REPR_ERROR = re.compile(r"^Error: ([A-Za-z_][\w.]*)\((.*)\)\s*$", re.DOTALL)
 _INVOCATION = re.compile(r"^Error invoking tool .*? with error:\s*(.*)$", re.DOTALL)
 _TAIL = re.compile(r"\s*Please fix (?:your mistakes|the error and try again)\.?\s*$")
-
-
-class Outcome(NamedTuple):
-    """Success flag, error type and message, and output text of one tool result."""
-
-    success: bool
-    error_type: str | None
-    error_message: str | None
-    output: str
 
 
 def parse_error_content(content: str) -> tuple[str, str]:
@@ -50,28 +43,30 @@ def _messages_of(update: Any) -> list[Any]:
     return []
 
 
-def classify(result: Any) -> Outcome:
+def classify(result: Any) -> ToolOutcome:
     """Classify a tool result; a ``ToolMessage`` with ``status="error"`` is a failure."""
     if isinstance(result, list):
         parts = [classify(r) for r in result]
         bad = next((p for p in parts if not p.success), None)
         text = " | ".join(p.output for p in parts if p.output)
         if bad is not None:
-            return Outcome(False, bad.error_type, bad.error_message, text)
-        return Outcome(True, None, None, text)
+            return ToolOutcome(
+                False, error_type=bad.error_type, error_message=bad.error_message, output=text
+            )
+        return ToolOutcome(True, output=text)
     if isinstance(result, ToolMessage):
         text = message_text(result)
         if result.status == "error":
             etype, msg = parse_error_content(text)
-            return Outcome(False, etype, msg, text)
-        return Outcome(True, None, None, text)
+            return ToolOutcome(False, error_type=etype, error_message=msg, output=text)
+        return ToolOutcome(True, output=text)
     if isinstance(result, Command):
         msgs = _messages_of(lookup(result, "update"))
         tool_msgs = [m for m in msgs if isinstance(m, ToolMessage)]
         if tool_msgs:
             inner = classify(tool_msgs)
-            return inner._replace(output=f"Command: {inner.output}")
-        return Outcome(True, None, None, "Command")
+            return replace(inner, output=f"Command: {inner.output}")
+        return ToolOutcome(True, output="Command")
     if isinstance(result, str):
-        return Outcome(True, None, None, result)
-    return Outcome(True, None, None, repr(result))
+        return ToolOutcome(True, output=result)
+    return ToolOutcome(True, output=repr(result))

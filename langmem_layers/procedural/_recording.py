@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from langgraph.errors import GraphBubbleUp
 
 from langmem_layers._steps import Call, Core
+from langmem_layers.context import RunScope
 from langmem_layers.procedural._classify import classify
 from langmem_layers.procedural._store import ScopeInfo, lookup, resolve_store
-from langmem_layers.procedural.records import OutcomeRecord
+from langmem_layers.procedural.records import OutcomeRecord, ToolOutcome
 
 if TYPE_CHECKING:
     from langmem_layers.procedural.memory import ProceduralMemory
@@ -52,7 +54,7 @@ class OutcomeRecorder:
     ) -> None:
         # Resolved before the tool runs: a missing user id or store fails loudly, untried.
         self.memory = memory
-        self.info: ScopeInfo = memory.scope_for(runtime=runtime, config=config)
+        self.info: ScopeInfo = memory.scope_for(RunScope(runtime=runtime, config=config))
         self.store = resolve_store(memory.store, runtime)
         self.tool = tool
         self.args = args
@@ -61,25 +63,17 @@ class OutcomeRecorder:
         self.start = time.perf_counter()
 
     def _build(self, result: Any, error: BaseException | None) -> OutcomeRecord:
-        latency = (time.perf_counter() - self.start) * 1000
-        etype: str | None
-        emsg: str | None
         if error is not None:
-            success, etype, emsg, output = False, type(error).__name__, str(error), ""
+            outcome = ToolOutcome(success=False, error=error, output="")
         else:
-            success, etype, emsg, output = classify(result)
-        return self.memory.build_record(
-            self.tool,
-            self.args,
-            success=success,
-            info=self.info,
-            error_type=etype,
-            error_message=emsg,
-            latency_ms=latency,
-            output=output,
+            outcome = classify(result)
+        outcome = replace(
+            outcome,
+            latency_ms=(time.perf_counter() - self.start) * 1000,
             task_type=self.task_type,
             tool_call_id=self.tool_call_id,
         )
+        return self.memory.build_record(self.tool, self.args, outcome, self.info)
 
     def record_core(self, result: Any, error: BaseException | None) -> Core[None]:
         """Queue the outcome (flushing through the store's sync or async API when due)."""

@@ -8,18 +8,27 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+from dataclasses import replace
+from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, Item, PutOp
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from langmem_layers._steps import Core, run, store_call
-from langmem_layers.context import NAMESPACE_ROOT, encode_label, resolve_identity, user_namespace
+from langmem_layers.context import (
+    NAMESPACE_ROOT,
+    Identity,
+    RunScope,
+    encode_label,
+    resolve_identity,
+    user_namespace,
+)
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
 logger = logging.getLogger("langmem_layers.procedural")
 
-Scope = Literal["user", "agent"]
+#: How logs are partitioned: one per user, or one shared by all users of an agent.
+Partition = Literal["user", "agent"]
 PendingWrite = tuple[BaseStore, tuple[str, ...], str, Mapping[str, Any]]
 
 #: Second namespace label of agent-shared procedural data (never collides with a user's).
@@ -45,16 +54,6 @@ def current_config() -> Mapping[str, Any] | None:
         return None
 
 
-class Where(NamedTuple):
-    """The identity, runtime, config and store arguments of one public call."""
-
-    user_id: str | None
-    agent_id: str | None
-    runtime: Any
-    config: Mapping[str, Any] | None
-    store: BaseStore | None
-
-
 class ScopeInfo:
     """Where one run's procedural data lives, and who it is for."""
 
@@ -73,37 +72,49 @@ class ScopeInfo:
         self.agent_id = agent_id
 
 
-def resolve_scope(
-    scope: Scope,
-    *,
-    user_id: str | None,
-    agent_id: str | None,
-    default_agent_id: str | None,
-    runtime: Any,
-    config: Mapping[str, Any] | None,
-) -> ScopeInfo:
-    """Resolve the namespace prefix for ``scope`` (raises with a fix if ids are missing)."""
-    if scope == "user":
-        ident = resolve_identity(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
+def with_user_id(scope: RunScope | None, user_id: str | None) -> RunScope:
+    """``scope`` with the ``user_id=`` convenience keyword of the public methods folded in."""
+    if user_id is None:
+        return scope or RunScope()
+    if scope is None:
+        return RunScope(user_id=user_id)
+    if scope.user_id is not None and scope.user_id != user_id:
+        raise ConfigurationError(
+            f"two user ids: user_id={user_id!r} and scope.user_id={scope.user_id!r}; pass one"
+        )
+    return replace(scope, user_id=user_id)
+
+
+def _identity(scope: RunScope) -> Identity:
+    return resolve_identity(
+        user_id=scope.user_id, agent_id=scope.agent_id, runtime=scope.runtime, config=scope.config
+    )
+
+
+def resolve_scope(partition: Partition, scope: RunScope, default_agent_id: str | None) -> ScopeInfo:
+    """Resolve the namespace prefix of ``partition`` (raises with a fix if ids are missing)."""
+    if partition == "user":
+        ident = _identity(scope)
         aid = ident.agent_id or default_agent_id
         return ScopeInfo(
             user_namespace("procedural", ident.user_id), ident.user_id, ident.thread_id, aid
         )
     try:
-        ident = resolve_identity(user_id=user_id, agent_id=agent_id, runtime=runtime, config=config)
+        ident = _identity(scope)
         uid, tid, aid = ident.user_id, ident.thread_id, ident.agent_id
     except MissingUserIdError:
+        runtime = scope.runtime
         context = getattr(runtime, "context", runtime) if runtime is not None else None
-        configurable = (config or {}).get("configurable") or {}
+        configurable = (scope.config or {}).get("configurable") or {}
         uid = None
         tid = lookup(context, "thread_id") or configurable.get("thread_id")
-        aid = agent_id or lookup(context, "agent_id") or configurable.get("agent_id")
+        aid = scope.agent_id or lookup(context, "agent_id") or configurable.get("agent_id")
     aid = aid or default_agent_id
     if not aid or not str(aid).strip():
         raise ConfigurationError(
-            "procedural memory has scope='agent' but no agent id: looked at the agent_id "
-            "argument, ProceduralMemory(agent_id=...), Runtime.context.agent_id and "
-            "config['configurable']['agent_id']; pass one, or use scope='user'"
+            "procedural memory has partition_by='agent' but no agent id: looked at the "
+            "scope's agent_id, ProceduralMemory(agent_id=...), Runtime.context.agent_id and "
+            "config['configurable']['agent_id']; pass one, or use partition_by='user'"
         )
     prefix = (NAMESPACE_ROOT, AGENT_LAYER, encode_label(str(aid)))
     return ScopeInfo(prefix, uid, tid, str(aid))
@@ -128,6 +139,31 @@ def resolve_store(store: BaseStore | None, runtime: Any) -> BaseStore:
         "`with Storage().store() as store: ProceduralMemory(store)`) or compile the "
         "graph with store=..."
     )
+
+
+class LogLocator:
+    """Where one ProceduralMemory's logs live: its default store, partition and agent id."""
+
+    __slots__ = ("agent_id", "partition_by", "store")
+
+    def __init__(
+        self, store: BaseStore | None, partition_by: Partition, agent_id: str | None
+    ) -> None:
+        if partition_by not in ("user", "agent"):
+            raise ConfigurationError(
+                f"partition_by must be 'user' or 'agent', got {partition_by!r}"
+            )
+        self.store = store
+        self.partition_by: Partition = partition_by
+        self.agent_id = agent_id
+
+    def scope_info(self, scope: RunScope) -> ScopeInfo:
+        """The namespace prefix and ids of one call's scope."""
+        return resolve_scope(self.partition_by, scope, self.agent_id)
+
+    def locate(self, scope: RunScope) -> tuple[ScopeInfo, BaseStore]:
+        """The scope and the store of one call (raises before any I/O if either is missing)."""
+        return self.scope_info(scope), resolve_store(scope.store or self.store, scope.runtime)
 
 
 class AppendLog:

@@ -14,10 +14,11 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypedDict
 
 from langmem_layers._steps import Call, Core, arun, node, run, twin
-from langmem_layers.context import current_runtime
+from langmem_layers.context import RunScope, current_runtime
 from langmem_layers.procedural._recording import OutcomeRecorder, run_and_record, task_type_of
 from langmem_layers.procedural._store import current_config, resolve_store
 from langmem_layers.procedural.memory import ProceduralMemory
+from langmem_layers.procedural.records import tool_name
 
 __all__ = ["ProceduralMiddleware", "ToolTipsState", "create_tips_node"]
 
@@ -38,14 +39,7 @@ class ToolTipsState(TypedDict, total=False):
 
 def _tool_names(tools: Sequence[Any]) -> list[str]:
     """Names of the tools bound to a model call (provider tools without a name are skipped)."""
-    names = []
-    for t in tools:
-        name = getattr(t, "name", None)
-        if name is None and isinstance(t, Mapping):
-            name = t.get("name") or (t.get("function") or {}).get("name")
-        if isinstance(name, str) and name:
-            names.append(name)
-    return names
+    return [name for name in map(tool_name, tools) if name]
 
 
 def _sync_handler(fn: Callable[..., Any]) -> Callable[..., Call]:
@@ -67,12 +61,12 @@ def _tips_section(
     names: list[Any],
     max_tokens: int,
     task: str | None,
-    kw: dict[str, Any],
+    scope: RunScope,
 ) -> Core[str]:
     """Rendered tips for ``names``, then the best practices for ``task`` if set."""
-    section = yield twin(memory, "render_tips", names, max_tokens=max_tokens, **kw)
+    section = yield twin(memory, "render_tips", names, max_tokens=max_tokens, scope=scope)
     if task:
-        extra = yield twin(memory, "render_best_practices", task, **kw)
+        extra = yield twin(memory, "render_best_practices", task, scope=scope)
         section = "\n\n".join(s for s in (section, extra) if s)
     return section
 
@@ -101,7 +95,7 @@ class ProceduralMiddleware(AgentMiddleware):
     pass its hooks to a plain ``ToolNode``:
     ``ToolNode(tools, wrap_tool_call=mw.wrap_tool_call, awrap_tool_call=mw.awrap_tool_call)``.
 
-    Recording: the user id (in ``scope="user"``) and the store are resolved
+    Recording: the user id (with ``partition_by="user"``) and the store are resolved
     *before* the tool runs, so a missing id raises ``MissingUserIdError``
     and the tool is not executed. An exception from the tool is recorded as a
     failure and re-raised unchanged (the same object), so the ToolNode handles
@@ -191,22 +185,21 @@ class ProceduralMiddleware(AgentMiddleware):
             new = [*content, {"type": "text", "text": section}]
         return request.override(system_message=SystemMessage(content=new))
 
-    def _args(self, request: ModelRequest) -> dict[str, Any]:
-        config = current_config()
-        return {
-            "runtime": request.runtime,
-            "config": config,
-            "store": resolve_store(self.memory.store, request.runtime),
-        }
+    def _scope(self, request: ModelRequest) -> RunScope:
+        return RunScope(
+            runtime=request.runtime,
+            config=current_config(),
+            store=resolve_store(self.memory.store, request.runtime),
+        )
 
     def _model_call_core(
         self, request: ModelRequest, call: Callable[[ModelRequest], Call]
     ) -> Core[Any]:
         if self.inject_tips:
-            kw = self._args(request)
-            task = task_type_of(request.state, request.runtime, kw["config"], self.task_type_key)
+            scope = self._scope(request)
+            task = task_type_of(request.state, request.runtime, scope.config, self.task_type_key)
             names = _tool_names(request.tools)
-            section = yield from _tips_section(self.memory, names, self.max_tokens, task, kw)
+            section = yield from _tips_section(self.memory, names, self.max_tokens, task, scope)
             request = self._with_section(request, section)
         return (yield call(request))
 
@@ -240,11 +233,11 @@ def create_tips_node(
     Example:
         >>> from langgraph.graph import START, StateGraph
         >>> from langgraph.store.memory import InMemoryStore
-        >>> from langmem_layers.procedural import (ProceduralMemory, ToolTipsState,
-        ...                                        create_tips_node)
+        >>> from langmem_layers.procedural import (ProceduralMemory, ToolOutcome,
+        ...                                        ToolTipsState, create_tips_node)
         >>> store = InMemoryStore()
         >>> memory = ProceduralMemory(store)
-        >>> _ = memory.record("search", {"q": "x"}, success=True, user_id="u")
+        >>> _ = memory.record("search", {"q": "x"}, ToolOutcome(success=True), user_id="u")
         >>> g = StateGraph(ToolTipsState)
         >>> _ = g.add_node("tips", create_tips_node(memory, tools=["search"]))
         >>> _ = g.add_edge(START, "tips")
@@ -258,8 +251,8 @@ def create_tips_node(
     def tips_core(state: Any, config: RunnableConfig) -> Core[dict[str, Any]]:
         runtime = current_runtime()
         task = task_type_of(state, runtime, config, task_type_key)
-        kw = {"runtime": runtime, "config": config}
-        section = yield from _tips_section(memory, names, max_tokens, task, kw)
+        scope = RunScope(runtime=runtime, config=config)
+        section = yield from _tips_section(memory, names, max_tokens, task, scope)
         return {key: section}
 
     return node(tips_core, name="tool_tips")

@@ -1,28 +1,124 @@
-"""Records, aggregation and rendering for procedural memory (pure functions, no I/O)."""
+"""Tool-call records: what is recorded, what is kept, and the tips computed from them (no I/O)."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.tools import BaseTool
+
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.procedural.redaction import redact, redact_text
 from langmem_layers.tokens import TokenCounter
 
 __all__ = [
-    "ApproachStats",
     "FailurePattern",
+    "LogLimits",
     "OutcomeRecord",
+    "ToolOutcome",
     "ToolTips",
-    "aggregate_approaches",
     "aggregate_outcomes",
     "normalize_error",
-    "render_best_practices",
     "render_tips",
-    "wilson_lower_bound",
 ]
+
+
+#: A tool given by name, as a ``BaseTool`` or as a tool dict.
+Tool = str | BaseTool | Mapping[str, Any]
+
+
+def tool_name(tool: Tool | Any) -> str | None:
+    """The name of a tool given by name, as a ``BaseTool`` or a tool dict (None if it has none)."""
+    if isinstance(tool, Mapping):
+        name = tool.get("name") or (tool.get("function") or {}).get("name")
+    else:
+        name = tool if isinstance(tool, str) else getattr(tool, "name", None)
+    return str(name) if name else None
+
+
+_MAX_STRING = 300
+
+
+def _bound(value: Any, limit: int = _MAX_STRING) -> Any:
+    """``value`` with every string longer than ``limit`` cut (at any depth)."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 3] + "..."
+    if isinstance(value, dict):
+        return {k: _bound(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bound(v, limit) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """How one tool call went, as given to ``ProceduralMemory.record``.
+
+    It is raw: recording redacts and bounds it into an :class:`OutcomeRecord`.
+    For a failure, give the exception (``error``) or, without one, its type and
+    message (``error_type``/``error_message``, e.g. read from an error
+    ``ToolMessage``).
+
+    Attributes:
+        success: Whether the call did what was asked.
+        error: The exception the tool raised, if any.
+        error_type: Error type name when there is no exception object.
+        error_message: Error message when there is no exception object.
+        output: What the tool returned (stored as a short summary).
+        latency_ms: How long the call took.
+        task_type: The task the call served (for grouping).
+        tool_call_id: The model's tool-call id.
+
+    Example:
+        >>> from langmem_layers.procedural import ToolOutcome
+        >>> ToolOutcome(success=False, error=ValueError("bad unit")).success
+        False
+
+    """
+
+    success: bool
+    error: BaseException | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    output: Any = None
+    latency_ms: float = 0.0
+    task_type: str | None = None
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogLimits:
+    """How much procedural memory keeps.
+
+    Attributes:
+        max_records_per_tool: Cap of each tool's outcome log (per user or agent);
+            the oldest records are evicted.
+        max_records_per_task: Cap of each task type's approach log.
+        max_output_chars: Length of a stored output summary or error message.
+
+    Raises:
+        ConfigurationError: A cap below 1.
+
+    Example:
+        >>> from langmem_layers.procedural import LogLimits
+        >>> LogLimits(max_records_per_tool=50).max_records_per_task
+        500
+
+    """
+
+    max_records_per_tool: int = 200
+    max_records_per_task: int = 500
+    max_output_chars: int = 300
+
+    def __post_init__(self) -> None:
+        for name in ("max_records_per_tool", "max_records_per_task"):
+            value = getattr(self, name)
+            if value < 1:
+                raise ConfigurationError(f"{name} must be >= 1, got {value}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +153,51 @@ class OutcomeRecord:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (the stored value; ``args`` is not copied)."""
         return {name: getattr(self, name) for name in _RECORD_FIELDS}
+
+    @classmethod
+    def from_outcome(
+        cls,
+        tool: str,
+        args: Any,
+        outcome: ToolOutcome,
+        *,
+        max_chars: int = 300,
+        user_id: str | None = None,
+        thread_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> OutcomeRecord:
+        """The record of one call, secrets redacted and texts bounded to ``max_chars``.
+
+        Example:
+            >>> from langmem_layers.procedural import OutcomeRecord, ToolOutcome
+            >>> failed = ToolOutcome(success=False, error=KeyError("no token=abc123xyz"))
+            >>> r = OutcomeRecord.from_outcome("t", {"password": "pw"}, failed)
+            >>> r.args, r.error_type, r.error_message
+            ({'password': '[REDACTED]'}, 'KeyError', "'no [REDACTED]'")
+
+        """
+        error_type, error_message = outcome.error_type, outcome.error_message
+        if outcome.error is not None:
+            error_type = error_type or type(outcome.error).__name__
+            error_message = error_message if error_message is not None else str(outcome.error)
+        output = outcome.output
+        summary = "" if output is None else output if isinstance(output, str) else repr(output)
+        success = bool(outcome.success)
+        return cls(
+            tool=tool,
+            args=_bound(redact(args)),
+            success=success,
+            error_type=None if success else (error_type or "Error"),
+            error_message=None if success else redact_text(error_message or "")[:max_chars],
+            latency_ms=round(float(outcome.latency_ms), 3),
+            output_summary=redact_text(summary[: max_chars * 2])[:max_chars],
+            user_id=user_id,
+            thread_id=thread_id,
+            agent_id=agent_id,
+            created_at=time.time(),
+            task_type=outcome.task_type,
+            tool_call_id=outcome.tool_call_id,
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> OutcomeRecord:
@@ -108,60 +249,6 @@ class ToolTips:
     def success_rate(self) -> float:
         """Successes / calls (0.0 when there are no calls)."""
         return self.successes / self.calls if self.calls else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class ApproachStats:
-    """Track record of one approach to a task type, ranked by :attr:`score`.
-
-    Example:
-        >>> from langmem_layers.procedural import ApproachStats
-        >>> ApproachStats("report", "outline first", successes=8, failures=2).success_rate
-        0.8
-
-    """
-
-    task_type: str
-    approach: str
-    successes: int = 0
-    failures: int = 0
-    tools: tuple[str, ...] = ()
-    last_used: float = 0.0
-    score: float = field(default=0.0, compare=False)
-
-    @property
-    def attempts(self) -> int:
-        """Successes plus failures."""
-        return self.successes + self.failures
-
-    @property
-    def success_rate(self) -> float:
-        """Raw success rate (0.0 with no attempts)."""
-        return self.successes / self.attempts if self.attempts else 0.0
-
-
-def wilson_lower_bound(successes: int, total: int, *, z: float = 1.96) -> float:
-    """Lower bound of the Wilson score interval for a success rate.
-
-    One success in one try scores far lower than 90 in 100, so a lucky
-    newcomer does not outrank a long record.
-
-    Example:
-        >>> from langmem_layers.procedural import wilson_lower_bound
-        >>> round(wilson_lower_bound(1, 1), 3), round(wilson_lower_bound(90, 100), 3)
-        (0.207, 0.826)
-
-    """
-    if total <= 0:
-        return 0.0
-    if successes < 0 or successes > total:
-        raise ValueError(f"successes must be in [0, total={total}], got {successes}")
-    p = successes / total
-    z2 = z * z
-    denom = 1 + z2 / total
-    centre = p + z2 / (2 * total)
-    margin = z * math.sqrt(p * (1 - p) / total + z2 / (4 * total * total))
-    return max(0.0, (centre - margin) / denom)
 
 
 _TEMPLATE_TAIL = re.compile(r"\s*Please fix (?:your mistakes|the error and try again)\.?\s*$")
@@ -265,47 +352,6 @@ def aggregate_outcomes(
     return ToolTips(tool, calls, successes, failures, tuple(picked), p50)
 
 
-def aggregate_approaches(
-    task_type: str, entries: Iterable[Mapping[str, Any]], *, z: float = 1.96
-) -> list[ApproachStats]:
-    """Group approach outcomes by approach and rank by Wilson lower bound.
-
-    Example:
-        >>> from langmem_layers.procedural import aggregate_approaches
-        >>> log = [{"approach": "a", "success": True}] + [{"approach": "b", "success": True}] * 9
-        >>> log += [{"approach": "b", "success": False}]
-        >>> [s.approach for s in aggregate_approaches("t", log)]
-        ['b', 'a']
-
-    """
-    acc: dict[str, list[Any]] = {}
-    for e in entries:
-        name = str(e.get("approach", ""))
-        entry = acc.setdefault(name, [0, 0, [], 0.0])
-        if e.get("success"):
-            entry[0] += 1
-        else:
-            entry[1] += 1
-        for t in e.get("tools") or ():
-            if t not in entry[2]:
-                entry[2].append(t)
-        entry[3] = max(entry[3], float(e.get("created_at") or 0.0))
-    stats = [
-        ApproachStats(
-            task_type,
-            name,
-            s,
-            f,
-            tuple(tools),
-            last,
-            wilson_lower_bound(s, s + f, z=z),
-        )
-        for name, (s, f, tools, last) in acc.items()
-    ]
-    stats.sort(key=lambda a: (-a.score, -a.attempts, -a.last_used, a.approach))
-    return stats
-
-
 def _compact(args: Any, max_chars: int = 160) -> str:
     text = _args_key(args) if not isinstance(args, str) else args
     return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
@@ -366,41 +412,6 @@ def render_tips(
         return counter.truncate_text(header + "\n" + candidates[0][3], max_tokens)
     chosen.sort()
     return "\n".join([header, *(line for _, _, line in chosen)])
-
-
-def render_best_practices(
-    stats: Sequence[ApproachStats],
-    *,
-    max_tokens: int = 200,
-    counter: TokenCounter | None = None,
-) -> str:
-    """Render ranked approaches as a short prompt section within ``max_tokens``.
-
-    Example:
-        >>> from langmem_layers.procedural import ApproachStats, render_best_practices
-        >>> print(render_best_practices([ApproachStats("report", "outline first", 8, 2,
-        ...       ("search",), score=0.49)]))
-        ## Best practices for report
-        - outline first: 8/10 succeeded (tools: search)
-
-    """
-    counter = counter or _default_counter()
-    if not stats or max_tokens <= 0:
-        return ""
-    lines = [f"## Best practices for {stats[0].task_type}"]
-    used = counter.count_text(lines[0]) + 1
-    for s in stats:
-        line = f"- {s.approach}: {s.successes}/{s.attempts} succeeded"
-        if s.tools:
-            line += f" (tools: {', '.join(s.tools)})"
-        cost = counter.count_text(line) + 1
-        if used + cost > max_tokens:
-            break
-        used += cost
-        lines.append(line)
-    if len(lines) == 1:
-        return ""
-    return "\n".join(lines)
 
 
 _COUNTER: TokenCounter | None = None

@@ -27,7 +27,7 @@ class RecordedTool(BaseTool):
     It keeps the wrapped tool's name, description, argument schema and output
     format, and runs the wrapped tool itself (callbacks fire once, under the
     wrapped tool's name). Identity comes from the run's config: ``Runtime.context``
-    inside a graph, else ``config["configurable"]``. In ``scope="user"`` a
+    inside a graph, else ``config["configurable"]``. With ``partition_by="user"`` a
     missing user id raises ``MissingUserIdError`` before the tool runs.
 
     Note: a tool with ``handle_tool_error`` set, invoked with plain arguments

@@ -4,7 +4,7 @@ from langgraph.store.memory import InMemoryStore
 
 from bench import _tools_env as sim
 from bench import tools as tools_bench
-from langmem_layers.procedural import ProceduralMemory
+from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 
 
 def test_policy_reads_the_real_rendered_tips():
@@ -12,8 +12,7 @@ def test_policy_reads_the_real_rendered_tips():
     memory.record(
         "book_flight",
         {"origin": "Oslo", "destination": "Paris", "date": "14/03/2025"},
-        success=False,
-        error=ValueError("date '14/03/2025' could not be parsed"),
+        ToolOutcome(success=False, error=ValueError("date '14/03/2025' could not be parsed")),
         user_id="u",
     )
     text = memory.render_tips(["book_flight"], user_id="u")
@@ -31,7 +30,7 @@ def test_policy_reads_the_real_rendered_tips():
     memory.record(
         "book_flight",
         {"origin": "A", "destination": "B", "date": "2025-01-02"},
-        success=True,
+        ToolOutcome(success=True),
         user_id="u",
     )
     text = memory.render_tips(["book_flight"], user_id="u")

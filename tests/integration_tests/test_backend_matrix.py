@@ -57,6 +57,7 @@ from langmem_layers import (
     build_memory_graph,
     end_session,
 )
+from langmem_layers.context import RunScope
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, tool_call
 
 pytestmark = pytest.mark.integration
@@ -227,7 +228,7 @@ class SyncOps:
         return ProfileStore(self.store).get(user)
 
     def outcomes(self, user: str) -> list[Any]:
-        return self.procedural.outcomes(TOOL, user_id=user, store=self.store)
+        return self.procedural.outcomes(TOOL, scope=RunScope(user_id=user, store=self.store))
 
     def episodes(self, user: str) -> list[Any]:
         return self.eps.list_episodes(user)
@@ -249,7 +250,7 @@ class AsyncOps(SyncOps):
         return await ProfileStore(self.store).aget(user)
 
     async def outcomes(self, user: str) -> list[Any]:  # type: ignore[override]
-        return await self.procedural.aoutcomes(TOOL, user_id=user, store=self.store)
+        return await self.procedural.aoutcomes(TOOL, scope=RunScope(user_id=user, store=self.store))
 
     async def episodes(self, user: str) -> list[Any]:  # type: ignore[override]
         return await self.eps.alist_episodes(user)

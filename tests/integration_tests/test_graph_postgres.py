@@ -16,6 +16,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
 
 from langmem_layers.config import MemoryConfig
+from langmem_layers.context import RunScope
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.graph import build_memory_graph
 from langmem_layers.layers import MemoryLayers
@@ -119,7 +120,7 @@ def test_two_sessions_resume_and_recall(
         system = str(model.calls[-1][0].content)
         assert "zebra audit" in system and "Oslo" in system  # episode + profile
         assert "kelvin" in system  # tool tip learned in session 1
-        records = memory.procedural.outcomes("weather", user_id=user, store=store)
+        records = memory.procedural.outcomes("weather", scope=RunScope(user_id=user, store=store))
         assert [r.success for r in records] == [False, True]
 
         # idle expiry deletes both threads from PostgreSQL after archiving

@@ -27,6 +27,7 @@ from langmem_layers import (
     aexpire_idle_sessions,
     build_memory_graph,
 )
+from langmem_layers.context import RunScope
 from langmem_layers.testing import (
     FakeChatModel,
     LoopGuardStore,
@@ -188,6 +189,8 @@ async def test_middleware_agent_async(strict_episodes: EpisodeStore) -> None:
     )
     system = model.calls[-1][0].content
     assert "Friday" in system and "PostgreSQL" in system
-    outcomes = await memory.procedural.aoutcomes("agent_weather", user_id="ada", store=store)
+    outcomes = await memory.procedural.aoutcomes(
+        "agent_weather", scope=RunScope(user_id="ada", store=store)
+    )
     assert [o.success for o in outcomes] == [False, True]
     assert store.sync_calls == 0

@@ -12,11 +12,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers.config import MemoryConfig
+from langmem_layers.context import RunScope
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.graph import build_memory_graph, compose_prompt
 from langmem_layers.layers import MemoryLayers
-from langmem_layers.procedural import ProceduralMemory
+from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.semantic import ProfileStore
 from langmem_layers.testing import FakeChatModel, tool_call
 from langmem_layers.tokens import TokenCounter
@@ -73,10 +74,11 @@ def _seed_memory(
         graph_proc.record(
             "weather",
             {"city": _text(rng, rng.randint(1, 15)), "unit": f"K{i}"},
-            success=False,
-            error=ValueError(f"unit K{i} rejected: {_text(rng, rng.randint(1, 30))}"),
-            user_id=user,
-            store=store,
+            ToolOutcome(
+                success=False,
+                error=ValueError(f"unit K{i} rejected: {_text(rng, rng.randint(1, 30))}"),
+            ),
+            scope=RunScope(user_id=user, store=store),
         )
     graph_proc.flush()
     for i in range(rng.randint(3, 8)):
@@ -224,10 +226,8 @@ def test_graph_reports_priorities_under_pressure(episodes: EpisodeStore) -> None
         memory.procedural.record(
             "weather",
             {"unit": "K"},
-            success=False,
-            error=ValueError("bad unit"),
-            user_id="ada",
-            store=store,
+            ToolOutcome(success=False, error=ValueError("bad unit")),
+            scope=RunScope(user_id="ada", store=store),
         )
         out = graph.invoke(
             {"messages": [("user", "when is the report deadline?")]},

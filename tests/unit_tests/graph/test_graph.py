@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers.config import MemoryConfig
+from langmem_layers.context import RunScope
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.graph import MemoryGraphState, create_memory_graph_builder
@@ -68,14 +69,16 @@ def test_turn_flows_through_every_node_and_records_tool_outcomes(
     assert state["user_id"] == "ada"
     assert model.bound_tools == ["weather"]
 
-    records = memory.procedural.outcomes("weather", user_id="ada", store=mem_store)
+    records = memory.procedural.outcomes("weather", scope=RunScope(user_id="ada", store=mem_store))
     assert [(r.success, r.args["unit"]) for r in records] == [(False, "kelvin"), (True, "C")]
     assert records[0].error_type == "ValueError"
     assert records[0].thread_id == "t1"
     # the failure is shown to the model as a tip on the very next call
     assert "avoid" in _system(model.calls[2]) and "kelvin" in _system(model.calls[2])
     # outcomes are scoped by user
-    assert memory.procedural.outcomes("weather", user_id="bob", store=mem_store) == []
+    assert (
+        memory.procedural.outcomes("weather", scope=RunScope(user_id="bob", store=mem_store)) == []
+    )
 
 
 def test_user_id_from_configurable(make_graph: MakeGraph, mem_store: InMemoryStore) -> None:
@@ -83,7 +86,7 @@ def test_user_id_from_configurable(make_graph: MakeGraph, mem_store: InMemorySto
     graph, memory = make_graph(model)
     out = graph.invoke({"messages": [("user", "weather in Oslo")]}, _cfg("t1", user_id="bob"))
     assert out["user_id"] == "bob"
-    records = memory.procedural.outcomes("weather", user_id="bob", store=mem_store)
+    records = memory.procedural.outcomes("weather", scope=RunScope(user_id="bob", store=mem_store))
     assert [r.success for r in records] == [True]
 
 
@@ -129,7 +132,9 @@ async def test_async_turn_records_outcomes_and_recalls(
         context={"user_id": "ada"},
     )
     assert out["messages"][-1].content == "done"
-    records = await memory.procedural.aoutcomes("weather", user_id="ada", store=mem_store)
+    records = await memory.procedural.aoutcomes(
+        "weather", scope=RunScope(user_id="ada", store=mem_store)
+    )
     assert [r.success for r in records] == [False, True]
     assert any("teal" in item["text"] for item in out["recalled_episodes"])
     assert "teal" in _system(model.calls[0])

@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers.config import DEFAULT_SYSTEM_PROMPT, MemoryConfig
+from langmem_layers.context import RunScope
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.layers import MemoryLayers
@@ -75,7 +76,9 @@ def test_tool_outcomes_recorded(episodes: EpisodeStore, mem_store: InMemoryStore
         "error",
         "success",
     ]
-    records = mw.memory.procedural.outcomes("weather", user_id="ada", store=mem_store)
+    records = mw.memory.procedural.outcomes(
+        "weather", scope=RunScope(user_id="ada", store=mem_store)
+    )
     assert [(r.success, r.args["unit"]) for r in records] == [(False, "kelvin"), (True, "C")]
     assert "kelvin" in _system(model.calls[-1])  # tip injected on the next model call
 
@@ -165,7 +168,9 @@ async def test_async_path(episodes: EpisodeStore, mem_store: InMemoryStore) -> N
         context={"user_id": "ada"},
     )
     assert out["messages"][-1].content == "done"
-    records = await mw.memory.procedural.aoutcomes("weather", user_id="ada", store=mem_store)
+    records = await mw.memory.procedural.aoutcomes(
+        "weather", scope=RunScope(user_id="ada", store=mem_store)
+    )
     assert [r.success for r in records] == [False, True]
     assert "teal" in _system(model.calls[0])
     await agent.ainvoke({"messages": [("user", "hi")]}, _cfg("t1"), context={"user_id": "ada"})
@@ -182,7 +187,9 @@ def test_raising_tool_is_recorded_as_failure(
     )
     with pytest.raises(ValueError, match="must be one of C, F"):
         agent.invoke({"messages": [("user", "weather?")]}, _cfg("t1"), context={"user_id": "ada"})
-    records = mw.memory.procedural.outcomes("weather", user_id="ada", store=mem_store)
+    records = mw.memory.procedural.outcomes(
+        "weather", scope=RunScope(user_id="ada", store=mem_store)
+    )
     assert [(r.success, r.error_type) for r in records] == [(False, "ValueError")]
 
 

@@ -25,10 +25,12 @@ from langgraph.store.base import BaseStore, Op, PutOp, Result, SearchOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-from langmem_layers import MemoryContext, user_namespace
+from langmem_layers import MemoryContext, RunScope, user_namespace
 from langmem_layers.procedural import (
+    LogLimits,
     ProceduralMemory,
     ProceduralMiddleware,
+    ToolOutcome,
     ToolTipsState,
     create_tips_node,
     record_tool,
@@ -63,19 +65,22 @@ def _ns(tool_name: str) -> tuple[str, ...]:
 async def _memory_flow(store: BaseStore) -> None:
     """Every async method of ProceduralMemory, with flushes and cap eviction."""
     memory = ProceduralMemory(
-        store, max_records_per_tool=10, max_records_per_task=6, flush_every=3, flush_interval=1e9
+        store,
+        flush_every=3,
+        flush_interval=1e9,
+        limits=LogLimits(max_records_per_tool=10, max_records_per_task=6),
     )
     for i in range(57):
         ok = i % 5 != 0
         err = None if ok else ValueError(f"bad input {i}")
-        await memory.arecord("t", {"i": i}, success=ok, error=err, user_id="u")
+        await memory.arecord("t", {"i": i}, ToolOutcome(success=ok, error=err), user_id="u")
     assert memory.pending == 0  # 57 is a multiple of flush_every: the last record flushed
-    assert memory._log.flushes == 19
+    assert memory._buffer.flushes == 19
     stored = await store.asearch(_ns("t"), limit=1000)
     assert len(stored) <= 10 + 5 + 3  # evicted down to cap + slack
     log = await memory.aoutcomes("t", user_id="u")
     assert [r.args["i"] for r in log] == list(range(47, 57))
-    await memory.arecord("t", {"i": 57}, success=True, user_id="u")
+    await memory.arecord("t", {"i": 57}, ToolOutcome(success=True), user_id="u")
     assert (memory.pending, await memory.aflush(), memory.pending) == (1, 1, 0)
     assert await memory.aflush() == 0
     tips = (await memory.atool_tips(["t", weather], user_id="u"))[0]
@@ -90,7 +95,7 @@ async def _memory_flow(store: BaseStore) -> None:
     assert best[0].approach == "a0"
     assert "## Best practices for trip" in await memory.arender_best_practices("trip", user_id="u")
     async with memory:
-        await memory.arecord("t", {"i": 58}, success=True, user_id="u")
+        await memory.arecord("t", {"i": 58}, ToolOutcome(success=True), user_id="u")
         assert memory.pending == 1
     assert memory.pending == 0
 
@@ -112,7 +117,7 @@ async def test_failed_sync_flush_on_async_store_keeps_records(tmp_path) -> None:
         await store.setup()
         memory = ProceduralMemory(store, flush_every=100, flush_interval=1e9)
         for i in range(3):
-            await memory.arecord("t", {"i": i}, success=True, user_id="u")
+            await memory.arecord("t", {"i": i}, ToolOutcome(success=True), user_id="u")
         with pytest.raises(asyncio.InvalidStateError):
             memory.flush()  # the sync API from the loop: the store refuses
         assert memory.pending == 3
@@ -123,8 +128,8 @@ async def test_failed_sync_flush_on_async_store_keeps_records(tmp_path) -> None:
 def test_sync_path_still_uses_the_sync_api() -> None:
     store = LoopGuardStore()
     memory = ProceduralMemory(store, flush_every=2)
-    memory.record("t", {}, success=True, user_id="u")
-    memory.record("t", {}, success=True, user_id="u")
+    memory.record("t", {}, ToolOutcome(success=True), user_id="u")
+    memory.record("t", {}, ToolOutcome(success=True), user_id="u")
     memory.record_approach("x", "y", success=True, user_id="u")
     assert len(memory.outcomes("t", user_id="u")) == 2
     assert memory.best_practices("x", user_id="u")[0].approach == "y"
@@ -160,7 +165,9 @@ async def test_failed_flush_requeues_every_unwritten_record(mode: str) -> None:
         return await memory.aflush()
 
     for store in (first, first, second):
-        await memory.arecord("t", {}, success=True, user_id="u", store=store)
+        await memory.arecord(
+            "t", {}, ToolOutcome(success=True), scope=RunScope(user_id="u", store=store)
+        )
     first.fail = PutOp  # the first store's write fails: nothing was written
     with pytest.raises(OSError):
         await flush()
@@ -267,7 +274,7 @@ async def test_buffered_hook_records_flush_through_the_async_api() -> None:
     cfg = {"configurable": {"user_id": "u"}}
     for i in range(7):
         await recorded.ainvoke({"city": f"c{i}", "unit": "celsius"}, cfg)
-    assert memory.pending == 1 and memory._log.flushes == 2
+    assert memory.pending == 1 and memory._buffer.flushes == 2
     assert len(await memory.aoutcomes("weather", user_id="u")) == 7
     assert store.sync_calls == 0
 
@@ -284,8 +291,13 @@ def test_flush_at_exit_drops_async_only_store_records_and_writes_the_rest(tmp_pa
             await store.setup()
             memory = ProceduralMemory(store, flush_every=100, flush_interval=1e9)
             for i in range(3):
-                await memory.arecord("t", {"i": i}, success=True, user_id="u")
-            await memory.arecord("t", {"i": 3}, success=True, user_id="u", store=sync_store)
+                await memory.arecord("t", {"i": i}, ToolOutcome(success=True), user_id="u")
+            await memory.arecord(
+                "t",
+                {"i": 3},
+                ToolOutcome(success=True),
+                scope=RunScope(user_id="u", store=sync_store),
+            )
             return memory
 
     try:
@@ -319,6 +331,6 @@ def test_flush_at_exit_drops_async_only_store_records_and_writes_the_rest(tmp_pa
 def test_flush_at_exit_writes_sync_store_records() -> None:
     store = InMemoryStore()
     memory = ProceduralMemory(store, flush_every=100, flush_interval=1e9)
-    memory.record("t", {}, success=True, user_id="u")
+    memory.record("t", {}, ToolOutcome(success=True), user_id="u")
     _flush_at_exit(weakref.ref(memory))
     assert memory.pending == 0 and len(store.search(_ns("t"))) == 1

@@ -4,7 +4,7 @@ import threading
 from langchain_core.tools import tool
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers.procedural import ProceduralMemory, RecordedTool
+from langmem_layers.procedural import LogLimits, ProceduralMemory, RecordedTool, ToolOutcome
 
 
 @tool
@@ -35,7 +35,9 @@ def _run_threads(target, n_threads):
 
 
 def test_concurrent_wrapped_calls_keep_exact_aggregates():
-    memory = ProceduralMemory(InMemoryStore(), flush_every=7, max_records_per_tool=10_000)
+    memory = ProceduralMemory(
+        InMemoryStore(), flush_every=7, limits=LogLimits(max_records_per_tool=10_000)
+    )
     wrapped = RecordedTool(tool=parity, memory=memory)
     per_thread = 60
 
@@ -56,11 +58,11 @@ def test_concurrent_wrapped_calls_keep_exact_aggregates():
 
 def test_concurrent_writes_with_sqlite_and_cap(storage):
     with storage.store() as store:
-        memory = ProceduralMemory(store, flush_every=5, max_records_per_tool=50)
+        memory = ProceduralMemory(store, flush_every=5, limits=LogLimits(max_records_per_tool=50))
 
         def calls(i):
             for k in range(40):
-                memory.record("t", {"i": i, "k": k}, success=k % 4 != 0, user_id="u")
+                memory.record("t", {"i": i, "k": k}, ToolOutcome(success=k % 4 != 0), user_id="u")
                 memory.record_approach("task", f"a{i % 2}", success=k % 2 == 0, user_id="u")
 
         _run_threads(calls, 6)

@@ -12,6 +12,7 @@ from langmem_layers import MemoryContext, MissingUserIdError
 from langmem_layers.procedural import (
     ProceduralMemory,
     ProceduralMiddleware,
+    ToolOutcome,
     ToolTipsState,
     create_tips_node,
 )
@@ -211,7 +212,10 @@ def test_tips_node_sync_and_async():
     store = InMemoryStore()
     memory = ProceduralMemory(store)
     memory.record(
-        "weather", {"unit": "K"}, success=False, error=ValueError("bad unit 'K'"), user_id="u"
+        "weather",
+        {"unit": "K"},
+        ToolOutcome(success=False, error=ValueError("bad unit 'K'")),
+        user_id="u",
     )
     memory.record_approach("trip", "book train", success=True, user_id="u")
 
@@ -232,7 +236,7 @@ def test_tips_node_sync_and_async():
 async def test_tips_node_async():
     store = InMemoryStore()
     memory = ProceduralMemory(store)
-    memory.record("weather", {"unit": "celsius"}, success=True, user_id="u")
+    memory.record("weather", {"unit": "celsius"}, ToolOutcome(success=True), user_id="u")
     g = StateGraph(ToolTipsState)
     g.add_node("tips", create_tips_node(memory, tools=["weather"]))
     g.add_edge(START, "tips")

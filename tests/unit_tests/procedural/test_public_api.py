@@ -2,12 +2,15 @@ import langmem_layers.procedural as procedural
 
 EXPECTED = [
     "REDACTED",
+    "ApproachLog",
     "ApproachStats",
     "FailurePattern",
+    "LogLimits",
     "OutcomeRecord",
     "ProceduralMemory",
     "ProceduralMiddleware",
     "RecordedTool",
+    "ToolOutcome",
     "ToolTips",
     "ToolTipsState",
     "aggregate_approaches",
@@ -28,3 +31,10 @@ def test_all_is_pinned():
     assert sorted(procedural.__all__) == sorted(EXPECTED)
     for name in EXPECTED:
         assert getattr(procedural, name) is not None
+
+
+def test_public_names_live_in_public_modules():
+    for name in procedural.__all__:
+        module = getattr(procedural, name).__module__ if name != "REDACTED" else None
+        if module is not None:
+            assert not module.rsplit(".", 1)[-1].startswith("_"), (name, module)
