@@ -77,8 +77,8 @@ class OutcomeRecorder:
 
     def record_core(self, result: Any, error: BaseException | None) -> Core[None]:
         """Queue the outcome (flushing through the store's sync or async API when due)."""
-        rec = self._build(result, error)
-        yield from self.memory._queue_core(rec, self.info, self.store)
+        record = self._build(result, error)
+        yield from self.memory._queue_core(record, self.info, self.store)
 
 
 def run_and_record(make: Callable[[], OutcomeRecorder], step: Call) -> Core[Any]:

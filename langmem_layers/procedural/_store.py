@@ -95,29 +95,29 @@ def resolve_scope(partition: Partition, scope: RunScope, default_agent_id: str |
     """Resolve the namespace prefix of ``partition`` (raises with a fix if ids are missing)."""
     if partition == "user":
         ident = _identity(scope)
-        aid = ident.agent_id or default_agent_id
+        agent_id = ident.agent_id or default_agent_id
         return ScopeInfo(
-            user_namespace("procedural", ident.user_id), ident.user_id, ident.thread_id, aid
+            user_namespace("procedural", ident.user_id), ident.user_id, ident.thread_id, agent_id
         )
     try:
         ident = _identity(scope)
-        uid, tid, aid = ident.user_id, ident.thread_id, ident.agent_id
+        user_id, thread_id, agent_id = ident.user_id, ident.thread_id, ident.agent_id
     except MissingUserIdError:
         runtime = scope.runtime
         context = getattr(runtime, "context", runtime) if runtime is not None else None
         configurable = (scope.config or {}).get("configurable") or {}
-        uid = None
-        tid = lookup(context, "thread_id") or configurable.get("thread_id")
-        aid = scope.agent_id or lookup(context, "agent_id") or configurable.get("agent_id")
-    aid = aid or default_agent_id
-    if not aid or not str(aid).strip():
+        user_id = None
+        thread_id = lookup(context, "thread_id") or configurable.get("thread_id")
+        agent_id = scope.agent_id or lookup(context, "agent_id") or configurable.get("agent_id")
+    agent_id = agent_id or default_agent_id
+    if not agent_id or not str(agent_id).strip():
         raise ConfigurationError(
             "procedural memory has partition_by='agent' but no agent id: looked at the "
             "scope's agent_id, ProceduralMemory(agent_id=...), Runtime.context.agent_id and "
             "config['configurable']['agent_id']; pass one, or use partition_by='user'"
         )
-    prefix = (NAMESPACE_ROOT, AGENT_LAYER, encode_label(str(aid)))
-    return ScopeInfo(prefix, uid, tid, str(aid))
+    prefix = (NAMESPACE_ROOT, AGENT_LAYER, encode_label(str(agent_id)))
+    return ScopeInfo(prefix, user_id, thread_id, str(agent_id))
 
 
 def resolve_store(store: BaseStore | None, runtime: Any) -> BaseStore:
@@ -232,16 +232,16 @@ class AppendLog:
             for ns, n in added.items():
                 cap = self._caps.get(ns, 0)
                 slot = (id(store), ns)
-                est = self._counts.get(slot)
-                if est is None:
+                estimate = self._counts.get(slot)
+                if estimate is None:
                     todo.append(ns)  # unknown size: count (and prune) once
                     self._counts[slot] = cap
                     continue
-                est += n
-                if est > cap + max(1, cap // 2):
+                estimate += n
+                if estimate > cap + max(1, cap // 2):
                     todo.append(ns)
-                    est = cap
-                self._counts[slot] = est
+                    estimate = cap
+                self._counts[slot] = estimate
         return todo
 
     def _set_count(self, store: BaseStore, ns: tuple[str, ...], n: int) -> None:
@@ -284,8 +284,8 @@ class AppendLog:
                 yield from self._evict_core(store, ops)
             except BaseException:
                 unwritten = [
-                    (s, op.namespace, op.key, op.value or {})
-                    for s, batch in groups[n + written :]
+                    (target, op.namespace, op.key, op.value or {})
+                    for target, batch in groups[n + written :]
                     for op in batch
                 ]
                 with self._lock:

@@ -100,10 +100,10 @@ def aggregate_approaches(
         ['b', 'a']
 
     """
-    acc: dict[str, list[Any]] = {}
+    by_approach: dict[str, list[Any]] = {}
     for e in entries:
         name = str(e.get("approach", ""))
-        entry = acc.setdefault(name, [0, 0, [], 0.0])
+        entry = by_approach.setdefault(name, [0, 0, [], 0.0])
         if e.get("success"):
             entry[0] += 1
         else:
@@ -122,7 +122,7 @@ def aggregate_approaches(
             last,
             wilson_lower_bound(s, s + f, z=z),
         )
-        for name, (s, f, tools, last) in acc.items()
+        for name, (s, f, tools, last) in by_approach.items()
     ]
     stats.sort(key=lambda a: (-a.score, -a.attempts, -a.last_used, a.approach))
     return stats
