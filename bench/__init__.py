@@ -1,8 +1,10 @@
-"""Benchmarks, run on demand: ``python -m bench NAME [options]``.
+"""Benchmarks, run on demand from the repository root: ``python -m bench NAME [options]``.
 
 Each benchmark measures the code path a user calls and prints what it saw.
 They are not tests: timings on shared machines are noisy, so compare ratios
-measured side by side in one run.
+measured side by side in one run. ``bench/`` is not part of the installed
+package (``make bench NAME=... ARGS="..."`` runs the same); its data paths are
+relative to the checkout (:mod:`bench._paths`), its tests are in ``tests/bench``.
 """
 
 from __future__ import annotations
