@@ -177,32 +177,32 @@ def load_transcripts(path: str | Path) -> list[tuple[str, list[BaseMessage], flo
         [('s1', 2)]
 
     """
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigurationError(f"transcript file {str(p)!r} not found")
-    text = p.read_text(encoding="utf-8")
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigurationError(f"transcript file {str(file)!r} not found")
+    text = file.read_text(encoding="utf-8")
     try:
-        if p.suffix == ".jsonl":
+        if file.suffix == ".jsonl":
             rows = [json.loads(line) for line in text.splitlines() if line.strip()]
         else:
             rows = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ConfigurationError(f"{p}: not valid JSON ({e.msg} at line {e.lineno})") from e
+        raise ConfigurationError(f"{file}: not valid JSON ({e.msg} at line {e.lineno})") from e
     if not isinstance(rows, list) or not rows:
-        raise ConfigurationError(f"{p}: expected a non-empty JSON list (or JSONL lines)")
+        raise ConfigurationError(f"{file}: expected a non-empty JSON list (or JSONL lines)")
     sessions: dict[str, tuple[list[BaseMessage], float | None]] = {}
     if all(isinstance(r, dict) and "messages" in r for r in rows):
         for i, r in enumerate(rows):
-            sid = str(r.get("session_id") or f"{p.stem}-{i}")
-            msgs = [_message(m, f"{p} session {sid}") for m in r["messages"]]
+            sid = str(r.get("session_id") or f"{file.stem}-{i}")
+            msgs = [_message(m, f"{file} session {sid}") for m in r["messages"]]
             sessions[sid] = (msgs, r.get("created_at"))
     else:
         for i, r in enumerate(rows):
             if not isinstance(r, dict):
-                raise ConfigurationError(f"{p}: item {i} is not an object")
-            sid = str(r.get("session_id") or p.stem)
+                raise ConfigurationError(f"{file}: item {i} is not an object")
+            sid = str(r.get("session_id") or file.stem)
             msgs, _ = sessions.setdefault(sid, ([], r.get("created_at")))
-            msgs.append(_message(r, f"{p} item {i}"))
+            msgs.append(_message(r, f"{file} item {i}"))
     return [(sid, msgs, created) for sid, (msgs, created) in sessions.items()]
 
 

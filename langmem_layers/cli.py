@@ -26,15 +26,15 @@ EXIT_USAGE = 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    parser = argparse.ArgumentParser(
         prog="langmem-layers",
         description="Layered memory for LangGraph agents: working, episodic, semantic, "
         "procedural. Offline by default.",
         epilog="Benchmarks: `python -m bench NAME` from a source checkout (not installed).",
     )
-    p.add_argument("--storage", help="storage folder (default: $LANGMEM_HOME or ./.langmem)")
-    p.add_argument("-v", "--verbose", action="store_true", help="log what the layers do")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--storage", help="storage folder (default: $LANGMEM_HOME or ./.langmem)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the layers do")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="scripted two-session conversation showing every layer")
     demo.add_argument(
@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help="bulk-load a JSON/JSONL transcript as episodes")
     imp.add_argument("--user", required=True)
     imp.add_argument("file")
-    return p
+    return parser
 
 
 class _Backends:

@@ -67,8 +67,8 @@ class _AsyncBackend(Protocol):
     async def setup(self) -> None: ...
 
 
-_B = TypeVar("_B", bound=_Backend)
-_AB = TypeVar("_AB", bound=_AsyncBackend)
+_BackendT = TypeVar("_BackendT", bound=_Backend)
+_AsyncBackendT = TypeVar("_AsyncBackendT", bound=_AsyncBackend)
 
 
 @contextmanager
@@ -181,7 +181,9 @@ class Storage:
         self._check_sqlite(file)
 
     @contextmanager
-    def _open(self, file: Path, backend: Callable[[sqlite3.Connection], _B]) -> Iterator[_B]:
+    def _open(
+        self, file: Path, backend: Callable[[sqlite3.Connection], _BackendT]
+    ) -> Iterator[_BackendT]:
         self._prepare(file)
         with _reported(file):
             conn = sqlite3.connect(str(file), check_same_thread=False, isolation_level=None)
@@ -197,8 +199,8 @@ class Storage:
 
     @asynccontextmanager
     async def _aopen(
-        self, file: Path, backend: Callable[[aiosqlite.Connection], _AB]
-    ) -> AsyncIterator[_AB]:
+        self, file: Path, backend: Callable[[aiosqlite.Connection], _AsyncBackendT]
+    ) -> AsyncIterator[_AsyncBackendT]:
         import aiosqlite
 
         # a few stat calls, a mkdir and a 16-byte read: cheap, but file system calls,
