@@ -14,13 +14,13 @@
   (``pytest_plugins = ["langmem_layers.testing.fixtures"]``).
 """
 
-from langmem_layers.testing._fakes import (
+from langmem_layers.testing.fakes import (
     DeterministicEmbeddings,
     FakeChatModel,
     structured_reply,
     tool_call,
 )
-from langmem_layers.testing._guards import (
+from langmem_layers.testing.guards import (
     LoopGuardStore,
     LoopStrict,
     LoopStrictEmbeddings,

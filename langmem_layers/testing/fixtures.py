@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from langmem_layers.defaults import Storage
-from langmem_layers.testing._fakes import DeterministicEmbeddings, FakeChatModel
+from langmem_layers.testing.fakes import DeterministicEmbeddings, FakeChatModel
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers.testing._fakes import DeterministicEmbeddings
+from langmem_layers.testing.fakes import DeterministicEmbeddings
 
 __all__ = ["LoopGuardStore", "LoopStrict", "LoopStrictEmbeddings", "on_event_loop"]
 

@@ -18,6 +18,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from langmem_layers.text import CJK_IDEOGRAPHS
+
+from langmem_layers.text import CJK_IDEOGRAPHS
+
 __all__ = ["DeterministicEmbeddings", "FakeChatModel", "structured_reply", "tool_call"]
 
 Response = AIMessage | str | BaseException | Callable[[list[BaseMessage]], Any]
@@ -151,7 +155,7 @@ class FakeChatModel(BaseChatModel):
             self.calls.clear()
 
 
-_WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]", re.IGNORECASE)
+_WORD = re.compile(rf"[a-z0-9]+|[{CJK_IDEOGRAPHS}]", re.IGNORECASE)
 
 
 class DeterministicEmbeddings(Embeddings):
