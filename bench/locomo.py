@@ -41,7 +41,8 @@ from bench._paths import LOCOMO_DEV
 from langmem_layers.defaults import Storage, resolve_embeddings
 from langmem_layers.embeddings import embeddings_id
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
-from langmem_layers.episodic._text import STOP_WORDS, format_date
+from langmem_layers.episodic._text import format_date
+from langmem_layers.text import STOP_WORDS_EN
 
 
 class _QueryRecorder(Embeddings):
@@ -65,7 +66,7 @@ METHODS = ("episodic", "bm25", "dense")
 
 
 def _bm25_tokens(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS_EN]
 
 
 def _avg(values: list[float]) -> float:

@@ -10,7 +10,6 @@
   :func:`forget_all_episodes`.
 """
 
-from langmem_layers.episodic._text import tokenize
 from langmem_layers.episodic.forgetting import (
     aenforce_cap,
     aevict_unimportant,
@@ -34,6 +33,7 @@ from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.episodic.triggers import detect_trigger
 from langmem_layers.episodic.types import Episode, EpisodeSummary, ForgetResult, episode_id_for
+from langmem_layers.text import tokenize
 
 __all__ = [
     "ArchiveDecision",

@@ -6,12 +6,10 @@ import json
 import warnings
 from typing import Any
 
-from langchain_core.messages import BaseMessage
-
 from langmem_layers.episodic.types import Episode
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
 
-__all__ = ["chroma_call", "episode_from", "require_user", "speaker"]
+__all__ = ["chroma_call", "episode_from", "require_user"]
 
 
 def require_user(user_id: str | None) -> str:
@@ -21,13 +19,6 @@ def require_user(user_id: str | None) -> str:
             "context={'user_id': ...} to the graph). It never reads or writes a shared space."
         )
     return str(user_id).strip()
-
-
-def speaker(msg: BaseMessage) -> str:
-    name = getattr(msg, "name", None)
-    if name:
-        return str(name)
-    return {"human": "user", "ai": "assistant"}.get(msg.type, msg.type)
 
 
 def chroma_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

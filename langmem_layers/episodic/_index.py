@@ -8,12 +8,10 @@ from typing import Any
 import numpy as np
 
 from langmem_layers.episodic._ivf import IVFIndex
-from langmem_layers.episodic._text import BM25Index, format_datetime, mentions_time, tokenize
+from langmem_layers.episodic._text import BM25Index, format_datetime, mentions_time
+from langmem_layers.text import is_role_label, tokenize
 
 __all__ = ["UserIndex", "lexical_text"]
-
-#: Speaker labels that are roles, not people: a query saying "user" is not about a person.
-_ROLE_LABELS = frozenset({"user", "assistant", "human", "ai", "system", "tool", "function"})
 
 
 def lexical_text(document: str, metadata: dict[str, Any]) -> str:
@@ -162,7 +160,7 @@ class UserIndex:
 
     def _speaker_code(self, meta: dict[str, Any]) -> int:
         name = str(meta.get("speaker") or "").strip().lower() if meta.get("kind") == "turn" else ""
-        if not name or name in _ROLE_LABELS:
+        if is_role_label(name):  # a query saying "user" is not about a person
             return -1
         code = self._speaker_codes.get(name)
         if code is None:

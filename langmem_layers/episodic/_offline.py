@@ -8,10 +8,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage
 
-from langmem_layers.episodic._text import STOP_WORDS
 from langmem_layers.episodic.triggers import detect_trigger
 from langmem_layers.episodic.types import EpisodeSummary
-from langmem_layers.tokens import message_text
+from langmem_layers.text import CJK_IDEOGRAPHS, STOP_WORDS_EN, message_text, split_sentences
 
 __all__ = ["offline_summary"]
 
@@ -20,10 +19,7 @@ _FACT = re.compile(
     r"we use|decided|deadline|always|never)\b|我是|我的|我喜欢|我住|我在|决定",
     re.IGNORECASE,
 )
-_SENT = re.compile(r"(?<=[.!?。！？])\s*")
-
-
-_KEYWORD = re.compile(r"[a-z][a-z0-9+#-]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]{2,}", re.IGNORECASE)
+_KEYWORD = re.compile(rf"[a-z][a-z0-9+#-]{{2,}}|[{CJK_IDEOGRAPHS}]{{2,}}", re.IGNORECASE)
 _GENERIC = frozenset(
     [
         "decided",
@@ -58,15 +54,11 @@ def _keywords(text: str) -> list[str]:
     out: list[str] = []
     for w in _KEYWORD.findall(text.lower()):
         if w.isascii():
-            if w not in STOP_WORDS and w not in _GENERIC:
+            if w not in STOP_WORDS_EN and w not in _GENERIC:
                 out.append(w)
         else:
             out.extend(w[i : i + 2] for i in range(len(w) - 1))
     return out
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENT.split(text) if s.strip()]
 
 
 def _clip(text: str, n: int) -> str:
@@ -105,7 +97,7 @@ def offline_summary(
     facts: list[str] = []
     outcomes: list[str] = []
     for u in users:
-        for sent in _sentences(u):
+        for sent in split_sentences(u):
             if detect_trigger(sent) == "decision":
                 outcomes.append(_clip(sent, 200))
             elif _FACT.search(sent) and sent not in facts:

@@ -1,4 +1,7 @@
-"""Tokenisation (English + CJK), an incremental BM25 index and time helpers."""
+"""The lexical side of episodic recall: a BM25 index, time and name cues, dates.
+
+The tokens the index holds come from :func:`langmem_layers.text.tokenize`.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from langmem_layers.text import has_cjk
+
 __all__ = [
     "BM25Index",
     "asks_when",
@@ -16,7 +21,6 @@ __all__ = [
     "format_datetime",
     "mentions_time",
     "names_in",
-    "tokenize",
 ]
 
 _TIME_EXPR = re.compile(
@@ -75,68 +79,8 @@ def names_in(query: str, names: Sequence[str]) -> list[int]:
     for i, name in enumerate(names):
         if len(name) < 2 or name not in text:
             continue
-        if _CJK.search(name) or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+        if has_cjk(name) or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
             out.append(i)
-    return out
-
-
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-_STOP_TEXT = """
-a about above after again against all am an and any are as at be because been before
-being below between both but by can could did do does doing down during each few for
-from further had has have having he her here hers herself him himself his how i if in
-into is it its itself just me more most my myself no nor not now of off on once only or
-other our ours ourselves out over own same she should so some such than that the their
-theirs them themselves then there these they this those through to too under until up
-very was we were what when where which while who whom why will with would you your
-yours yourself yourselves s t don ll m re ve d also like really yeah oh hey hi wow so
-just get got
-"""
-#: A small English stop list: function words that carry no topic.
-STOP_WORDS = frozenset(_STOP_TEXT.split())
-
-_SUFFIXES = ("ing", "edly", "ed", "es", "s")
-
-
-def _stem(word: str) -> str:
-    """A light suffix stripper (plural, -ing, -ed); keeps short words intact."""
-    if word.isdigit() or len(word) <= 4:
-        return word
-    for suf in _SUFFIXES:
-        if word.endswith(suf) and len(word) - len(suf) >= 4:
-            stem = word[: -len(suf)]
-            if suf in ("ing", "ed") and len(stem) > 2 and stem[-1] == stem[-2]:
-                stem = stem[:-1]
-            return stem
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    """Lexical tokens: stemmed English words without stop words; CJK chars and bigrams.
-
-    Chinese has no spaces, so each CJK run contributes its single characters and
-    its character bigrams (a cheap stand-in for word segmentation).
-
-    Example:
-        >>> from langmem_layers.episodic import tokenize
-        >>> tokenize("Caroline's painting classes")
-        ['caroline', 'paint', 'class']
-        >>> tokenize("我喜欢猫")
-        ['我', '喜', '欢', '猫', '我喜', '喜欢', '欢猫']
-
-    """
-    out: list[str] = []
-    for match in _TOKEN.findall(text.lower()):
-        if _CJK.match(match):
-            out.extend(match)
-            out.extend(match[i : i + 2] for i in range(len(match) - 1))
-            continue
-        word = match.split("'", 1)[0]
-        if word in STOP_WORDS or not word:
-            continue
-        out.append(_stem(word))
     return out
 
 

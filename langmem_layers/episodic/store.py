@@ -44,15 +44,13 @@ from langmem_layers.episodic._chroma import (
 from langmem_layers.episodic._chroma import (
     require_user as _require_user,
 )
-from langmem_layers.episodic._chroma import (
-    speaker as _speaker,
-)
 from langmem_layers.episodic._index import UserIndex
 from langmem_layers.episodic._mirror import Mirror
 from langmem_layers.episodic._offline import offline_summary
 from langmem_layers.episodic.types import Episode, EpisodeSummary, ForgetResult, episode_id_for
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.tokens import message_text
+from langmem_layers.text import message_text
+from langmem_layers.text import speaker as _speaker
 
 __all__ = ["DEFAULT_COLLECTION", "EpisodeStore"]
 
