@@ -1,4 +1,7 @@
-"""Private text helpers for working memory: roles, speakers, sentences, scores."""
+"""Private message helpers for working memory: roles, bodies, transcripts, sentence scores.
+
+Speaker labels, sentences and content words come from :mod:`langmem_layers.text`.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +14,13 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     ChatMessage,
-    FunctionMessage,
     HumanMessage,
     SystemMessage,
-    ToolMessage,
     convert_to_messages,
 )
 
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.tokens import message_text
+from langmem_layers.text import message_text, speaker
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 USER_ROLES = frozenset({"user", "human"})
@@ -37,23 +38,6 @@ def is_user(message: BaseMessage) -> bool:
     if isinstance(message, HumanMessage):
         return True
     return isinstance(message, ChatMessage) and message.role.lower() in USER_ROLES
-
-
-def speaker(message: BaseMessage) -> str:
-    """Label of a message's author in transcripts and extractive summaries."""
-    if isinstance(message, HumanMessage):
-        return "user"
-    if isinstance(message, AIMessage):
-        return "assistant"
-    if isinstance(message, ToolMessage):
-        return f"tool {message.name}" if message.name else "tool"
-    if isinstance(message, FunctionMessage):
-        return f"function {message.name}"
-    if isinstance(message, SystemMessage):
-        return "system"
-    if isinstance(message, ChatMessage):
-        return message.role.strip().lower() or "unknown"
-    return message.type
 
 
 def message_body(message: BaseMessage) -> str:
@@ -98,37 +82,7 @@ def coerce_messages(messages: Iterable[Any]) -> list[BaseMessage]:
     return out
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _DIGIT = re.compile(r"\d")
-_STOPWORDS_TEXT = """
-    a about above after again all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each few for
-    from further get got had has have having he her here hers him his how i if in into is it its
-    just let like me more most my no nor not now of off ok okay on once only or other our ours
-    out over own please same she should so some such sure than thank thanks that the their them
-    then there these they this those through to too under until up very was we well were what
-    when where which while who whom why will with would yes yet you your yours
-    hello hey great good nice cool awesome fine right alright glad welcome sorry
-"""
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split text into sentences (Latin and CJK punctuation, line breaks)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
-
-
-def content_words(sentence: str) -> set[str]:
-    """Lower-cased words that carry information (stopwords and 1-2 letter words dropped)."""
-    words: set[str] = set()
-    for w in _WORD.findall(sentence.lower()):
-        if _CJK.search(w):
-            words.update(_CJK.findall(w))
-        elif (len(w) >= 3 and w not in STOPWORDS) or _DIGIT.search(w):
-            words.add(w)
-    return words
 
 
 def informativeness(sentence: str, words: set[str]) -> float:
