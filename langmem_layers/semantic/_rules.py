@@ -8,6 +8,7 @@ from collections.abc import Callable
 from langmem_layers.semantic import _lexicon as lx
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
+from langmem_layers.text import CJK_IDEOGRAPHS, has_cjk
 
 _FILLER = re.compile(
     r"^(?:(?:actually|oh|ok|okay|well|btw|by the way|also|and|so|now|yes|yeah|hi|hello|"
@@ -62,10 +63,6 @@ def _clean_zh(text: str) -> str:
     for _ in range(3):
         t = _ZH_TAIL.sub("", t).strip()
     return t
-
-
-def is_zh(text: str) -> bool:
-    return bool(re.search(r"[\u3400-\u9fff]", text))
 
 
 def _parts(value: str, zh: bool) -> list[str]:
@@ -140,7 +137,7 @@ def _pref_key(value: str) -> str:
     if any(w in low for w in lx.ANSWER_WORDS):
         return "answer_style"
     words = low.split()
-    return words[-1] if words and not is_zh(low) else low or "general"
+    return words[-1] if words and not has_cjk(low) else low or "general"
 
 
 def _role_en(value: str) -> str | None:
@@ -332,7 +329,9 @@ def extract_zh(s: str, out: Out) -> None:
     if m := re.search(r"我最喜欢的(.+?)是(.+)$", body):
         out.add("preferences", _clean_zh(m.group(2)), key=normalize_key(m.group(1)))
         return
-    if m := re.search(r"(?:我们的|我的|我们|我|^)([\u3400-\u9fffA-Za-z ]{1,6}?)是(.+)$", body):
+    if m := re.search(
+        rf"(?:我们的|我的|我们|我|^)([{CJK_IDEOGRAPHS}A-Za-z ]{{1,6}}?)是(.+)$", body
+    ):
         attr, value = m.group(1).strip(), _clean_zh(m.group(2))
         if attr in lx.CONTEXT_KEYS:
             out.add("context", value, key=lx.CONTEXT_KEYS[attr])

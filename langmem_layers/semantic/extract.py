@@ -24,7 +24,7 @@ from langmem_layers.semantic.schema import (
     profile_fields,
 )
 from langmem_layers.semantic.types import Profile
-from langmem_layers.tokens import message_text
+from langmem_layers.text import message_text
 
 __all__ = [
     "ExtractionResult",

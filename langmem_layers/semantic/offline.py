@@ -10,15 +10,13 @@ from pydantic import BaseModel
 
 from langmem_layers.semantic import _lexicon as lx
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
-from langmem_layers.semantic._rules import Out, extract_en, extract_zh, is_zh
+from langmem_layers.semantic._rules import Out, extract_en, extract_zh
 from langmem_layers.semantic.extract import ExtractionResult, ExtractionStats
 from langmem_layers.semantic.schema import ProfileSchema, ProfileUpdate, profile_fields
 from langmem_layers.semantic.types import Profile
-from langmem_layers.tokens import message_text
+from langmem_layers.text import has_cjk, message_text, split_sentences
 
 __all__ = ["OfflineProfileExtractor"]
-
-_SENT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 
 
 def _clauses(text: str) -> Iterator[str]:
@@ -27,11 +25,8 @@ def _clauses(text: str) -> Iterator[str]:
     A Chinese clause with a hypothetical marker ("如果...，我会...") swallows the
     rest of its sentence.
     """
-    for part in _SENT.split(text):
-        sent = part.strip()
-        if not sent:
-            continue
-        if not is_zh(sent):
+    for sent in split_sentences(text):
+        if not has_cjk(sent):
             yield sent
             continue
         for clause in re.split(r"[，,]", sent):
@@ -60,7 +55,7 @@ def _scan(sent: str, units: list[list[ProfileUpdate]]) -> None:
             _scan(rest, units)
         return
     out = Out(sent)
-    (extract_zh if is_zh(sent) else extract_en)(sent, out)
+    (extract_zh if has_cjk(sent) else extract_en)(sent, out)
     units.append(out.updates)
 
 
