@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from langmem_layers.semantic import _lexicon as lx
+from langmem_layers.semantic import _lexicon as lexicon
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
 from langmem_layers.text import CJK_IDEOGRAPHS, has_cjk
@@ -70,7 +70,7 @@ def _parts(value: str, zh: bool) -> list[str]:
     return [c for c in (clean(p) for p in _SPLIT.split(value)) if c]
 
 
-class Out:
+class SentenceUpdates:
     """Collects updates for one run."""
 
     def __init__(self, evidence: str) -> None:
@@ -105,7 +105,7 @@ class Out:
         replaces: str | None = None,
         proper_only: bool = True,
     ) -> None:
-        found = lx.tech(phrase)
+        found = lexicon.tech(phrase)
         old = _tech_name(replaces) if replaces else replaces
         if found:
             self.add("tech_stack", found[0], key=found[1], replaces=old)
@@ -116,7 +116,7 @@ class Out:
 
 
 def _tech_name(phrase: str) -> str:
-    found = lx.tech(phrase)
+    found = lexicon.tech(phrase)
     return found[0] if found else phrase
 
 
@@ -129,12 +129,12 @@ def _proper(phrase: str) -> bool:
 
 def _pref_key(value: str) -> str:
     low = normalize_text(value)
-    if low in lx.PREFERENCE_KEYS:
-        return lx.PREFERENCE_KEYS[low]
-    found = lx.tech(value)
+    if low in lexicon.PREFERENCE_KEYS:
+        return lexicon.PREFERENCE_KEYS[low]
+    found = lexicon.tech(value)
     if found:
         return found[1]
-    if any(w in low for w in lx.ANSWER_WORDS):
+    if any(w in low for w in lexicon.ANSWER_WORDS):
         return "answer_style"
     words = low.split()
     return words[-1] if words and not has_cjk(low) else low or "general"
@@ -142,24 +142,36 @@ def _pref_key(value: str) -> str:
 
 def _role_en(value: str) -> str | None:
     words = normalize_text(value).split()
-    if words and words[-1].rstrip("s") in lx.ROLE_WORDS and len(words) <= 4:
+    if words and words[-1].rstrip("s") in lexicon.ROLE_WORDS and len(words) <= 4:
         return value
     return None
 
 
-def extract_en(sentence: str, out: Out) -> None:
+def extract_en(sentence: str, out: SentenceUpdates) -> None:
+    """Read an English sentence clause by clause ("..., and I live in X" is two)."""
     for clause in _EN_CLAUSE.split(sentence):
         if clause and clause.strip():
             _en_clause(clause, out)
 
 
-def _en_clause(s: str, out: Out) -> None:
+def _en_clause(s: str, out: SentenceUpdates) -> None:
+    """Apply the first English rule group that recognises the clause.
+
+    Fillers ("actually, ...") are dropped first; "I'd rather" reads as "I prefer";
+    a hypothetical or negated clause is skipped. Within and across the groups
+    the order matters: the first pattern that matches decides.
+    """
     s = _FILLER.sub("", s.strip()).strip()
-    s_guard = re.sub(r"\b(?:i'd|i would) rather\b", "i prefer", s, flags=re.I)
-    if lx.HYPOTHETICAL_EN.search(s_guard) or lx.NEGATION_EN.search(s_guard):
+    s = re.sub(r"\b(?:i'd|i would) rather\b", "i prefer", s, flags=re.I)
+    if lexicon.HYPOTHETICAL_EN.search(s) or lexicon.NEGATION_EN.search(s):
         return
-    s = s_guard
-    low = s.lower()
+    for rules in _EN_RULES:
+        if rules(s, out):
+            return
+
+
+def _en_switch(s: str, out: SentenceUpdates) -> bool:
+    """Switches: "we moved from X to Y" (Y replaces X), "we switched / I moved to X"."""
     if m := re.search(
         r"\b(?:i|we|our \w+|my \w+)(?:'ve| have)? (?:\w+ ){0,3}?(?:moved|migrated|switched|changed|"
         r"upgraded|went)(?: \w+){0,3}? from (.+?) (?:to|over to) (.+)$",
@@ -167,11 +179,11 @@ def _en_clause(s: str, out: Out) -> None:
         re.I,
     ):
         old, new = _clean(m.group(1)), _clean(m.group(2))
-        if lx.tech(new) or lx.tech(old):
+        if lexicon.tech(new) or lexicon.tech(old):
             out.tech_or(new, replaces=old, proper_only=False)
         else:
             out.add("context", new, key="location", replaces=old)
-        return
+        return True
     if m := re.search(
         r"\b(?:i|we)(?:'ve| have)? (?:just |recently )?(?:moved|migrated|switched|"
         r"upgraded|relocated)(?: \w+){0,2}? to (.+)$",
@@ -179,38 +191,48 @@ def _en_clause(s: str, out: Out) -> None:
         re.I,
     ):
         new = _clean(m.group(1))
-        if lx.tech(new):
+        if lexicon.tech(new):
             out.tech_or(new)
-        elif re.search(r"\b(?:moved|relocated)\b", low):
+        elif re.search(r"\b(?:moved|relocated)\b", s.lower()):
             out.add("context", new, key="location")
-        return
+        return True
+    return False
+
+
+def _en_attributes(s: str, out: SentenceUpdates) -> bool:
+    """Attributes: "my name is X" / "call me X", "my favourite X is Y", "my X is Y"."""
     if m := re.search(r"\bmy (?:name is|name's) (.+)$|\bcall me (.+)$", s, re.I):
         out.add("context", _clean(m.group(1) or m.group(2)), key="name")
-        return
+        return True
     if m := re.search(r"\bmy (?:favou?rite|preferred) (.+?) (?:is|are) (.+)$", s, re.I):
         out.add("preferences", _clean(m.group(2)), key=normalize_key(m.group(1)))
-        return
+        return True
     if m := re.search(r"\bmy ([a-z' ]{2,30}?) (?:is|are|'s) (?:now )?(.+)$", s, re.I):
         attr, value = m.group(1).strip().lower(), _clean(m.group(2))
-        if attr in lx.CONTEXT_KEYS:
-            out.add("context", value, key=lx.CONTEXT_KEYS[attr])
-        elif attr in lx.TECH_SLOTS:
-            found = lx.tech(value)
-            out.add("tech_stack", found[0] if found else value, key=lx.TECH_SLOTS[attr])
+        if attr in lexicon.CONTEXT_KEYS:
+            out.add("context", value, key=lexicon.CONTEXT_KEYS[attr])
+        elif attr in lexicon.TECH_SLOTS:
+            found = lexicon.tech(value)
+            out.add("tech_stack", found[0] if found else value, key=lexicon.TECH_SLOTS[attr])
         elif len(attr.split()) <= 3:
             out.add("context", value, key=normalize_key(attr))
-        return
+        return True
+    return False
+
+
+def _en_context(s: str, out: SentenceUpdates) -> bool:
+    """Role, employer, an allergy, the reply language, "we're an X shop", home."""
     if m := re.search(r"\bi work as (.+)$", s, re.I):
         out.add("context", _clean(m.group(1)), key="role")
-        return
+        return True
     if m := re.search(r"\bi(?:'m| am) (?:a|an|the) (.+)$", s, re.I):
         role = _role_en(_clean(m.group(1)))
         if role:
             out.add("context", role, key="role")
-            return
+            return True
     if m := re.search(r"\bi (?:just |recently )?(?:joined|started at) (.+)$", s, re.I):
         out.add("context", _clean(m.group(1)), key="employer")
-        return
+        return True
     if m := re.search(r"\bi(?:'ve| have) been (?:a|an) (.+?)(?: for .*)?$", s, re.I) or re.search(
         r"\bi(?:'m| am) allergic to (.+)$", s, re.I
     ):
@@ -218,32 +240,37 @@ def _en_clause(s: str, out: Out) -> None:
             out.add("facts", "allergic to " + _clean(m.group(1)))
         elif role := _role_en(_clean(m.group(1))):
             out.add("context", role, key="role")
-        return
+        return True
     m = re.search(r"\b(?:respond|reply|answer|write|talk to me|speak to me) in (\w+)", s, re.I)
-    if m and m.group(1).lower() in lx.PREFERENCE_KEYS:
+    if m and m.group(1).lower() in lexicon.PREFERENCE_KEYS:
         out.add("preferences", m.group(1).capitalize(), key="language")
-        return
+        return True
     if m := re.search(r"\bwe(?:'re| are) an? (.+?) (?:shop|team|house)\b", s, re.I):
         out.tech_or(_clean(m.group(1)))
-        return
+        return True
     if m := re.search(
         r"\bi (?:work|am working|'m working)(?: remotely| full-time| part-time)? (?:at|for) (.+)$",
         s,
         re.I,
     ):
         out.add("context", _clean(re.sub(r"\s+as\s+.*$", "", m.group(1))), key="employer")
-        return
+        return True
     if m := re.search(
         r"\bi (?:live|am based|'m based|reside|am living|'m living) in (.+)$", s, re.I
     ) or re.search(r"\bi(?:'m| am) based in (.+)$", s, re.I):
         out.add("context", _clean(m.group(1)), key="location")
-        return
+        return True
+    return False
+
+
+def _en_tools_and_tastes(s: str, out: SentenceUpdates) -> bool:
+    """Preferences ("I prefer X"), stack ("we use X"), skills ("I speak X"), interests."""
     if m := re.search(
         r"\bi (?:prefer|like to use) (.+?)(?: (?:over|to|rather than|instead of) (.+))?$", s, re.I
     ):
         value = _clean(m.group(1))
         out.add("preferences", value, key=_pref_key(value))
-        return
+        return True
     if m := re.search(
         r"\b(?:i|we)(?:'re| are| am|'m)? (?:mostly |mainly |also |still |now |all )?"
         r"(?:use|using|code in|coding in|program in|write|writing|work with|build with|"
@@ -253,7 +280,7 @@ def _en_clause(s: str, out: Out) -> None:
     ):
         for part in _parts(m.group(1), False):
             out.tech_or(part)
-        return
+        return True
     if m := re.search(
         r"\bi(?: |'m | am )(?:know|can speak|speak|good at|fluent in|"
         r"skilled in|an expert in|"
@@ -262,9 +289,9 @@ def _en_clause(s: str, out: Out) -> None:
         re.I,
     ):
         for part in _parts(m.group(1), False):
-            if lx.tech(part) or _proper(part) or "know" not in m.group(0).lower():
+            if lexicon.tech(part) or _proper(part) or "know" not in m.group(0).lower():
                 out.add("skills", _tech_name(part))
-        return
+        return True
     if m := re.search(
         r"\bi(?: |'m | am )(?:really |also |absolutely |very |really big )?(?:like|love|enjoy|into|"
         r"interested in|passionate about|a fan of|a big fan of) (.+)$",
@@ -273,15 +300,20 @@ def _en_clause(s: str, out: Out) -> None:
     ):
         for part in _parts(m.group(1), False):
             out.add("interests", part)
-        return
+        return True
+    return False
+
+
+def _en_facts(s: str, out: SentenceUpdates) -> bool:
+    """Facts: "I've been to / lived in X", "I have two kids", "I was born in X"."""
     if m := re.search(r"\bi(?:'ve| have) (?:been to|visited|lived in) (.+)$", s, re.I):
         out.add(
             "facts",
             "visited " + _clean(m.group(1))
-            if "lived" not in low
+            if "lived" not in s.lower()
             else "lived in " + _clean(m.group(1)),
         )
-        return
+        return True
     if m := re.search(
         r"\bi have (a|an|one|two|three|four|\d+) (kids?|children|sons?|daughters?|"
         r"dogs?|cats?|pets?|brothers?|sisters?)\b",
@@ -289,96 +321,144 @@ def _en_clause(s: str, out: Out) -> None:
         re.I,
     ):
         out.add("facts", f"has {m.group(1).lower()} {m.group(2).lower()}")
-        return
+        return True
     if m := re.search(r"\bi was born in (.+)$|\bi graduated from (.+)$", s, re.I):
         what = "born in " if m.group(1) else "graduated from "
         out.add("facts", what + _clean(m.group(1) or m.group(2)))
+        return True
+    return False
 
 
-def _zh_location_or_employer(value: str, out: Out) -> None:
-    out.add("context", value, key="location" if value in lx.ZH_CITIES else "employer")
+_EN_RULES: tuple[Callable[[str, SentenceUpdates], bool], ...] = (
+    _en_switch,
+    _en_attributes,
+    _en_context,
+    _en_tools_and_tastes,
+    _en_facts,
+)
 
 
-def extract_zh(s: str, out: Out) -> None:
+def extract_zh(s: str, out: SentenceUpdates) -> None:
+    """Apply the first Chinese rule group that recognises the clause.
+
+    Fillers ("其实", "对了") are dropped; a hypothetical or a question is
+    skipped; a switch ("从 X 迁到 Y") is read before the negation guard, every
+    other rule after it.
+    """
     s = _ZH_FILLER.sub("", s.strip()).strip()
     body = re.sub(r"[。！？!?.，,；;]+$", "", s)
-    if lx.HYPOTHETICAL_ZH.search(body) or "?" in s or "？" in s:
+    if lexicon.HYPOTHETICAL_ZH.search(body) or "?" in s or "？" in s:
         return
+    if _zh_switch(body, out) or lexicon.NEGATION_ZH.search(body):
+        return
+    for rules in _ZH_RULES:
+        if rules(body, out):
+            return
+
+
+def _zh_switch(body: str, out: SentenceUpdates) -> bool:
+    """Switches: "从 X 迁到 / 换成 Y" (Y replaces X)."""
     if m := re.search(r"从(.+?)(?:迁移|迁|换|切换|搬|转|改)(?:到|成|为)了?(.+)$", body):
         old, new = _clean_zh(m.group(1)), _clean_zh(m.group(2))
-        if lx.tech(new) or lx.tech(old):
+        if lexicon.tech(new) or lexicon.tech(old):
             out.tech_or(new, replaces=old, proper_only=False)
         else:
             out.add("context", new, key="location", replaces=old)
-        return
-    if lx.NEGATION_ZH.search(body):
-        return
+        return True
+    return False
+
+
+def _zh_location_or_employer(value: str, out: SentenceUpdates) -> None:
+    out.add("context", value, key="location" if value in lexicon.ZH_CITIES else "employer")
+
+
+def _zh_context(body: str, out: SentenceUpdates) -> bool:
+    """Moves ("我们迁到 X", "我搬到 X"), name, favourites, "我的 X 是 Y", role, work, home."""
     if m := re.search(
         r"我们?(?:已经|刚刚|刚|上个月|上周|去年|最近|今年)*(?:迁移|迁|切换|换|搬|升级)(?:到|成)了?(.+)$",
         body,
     ):
         new = _clean_zh(m.group(1))
-        if lx.tech(new):
+        if lexicon.tech(new):
             out.tech_or(new)
         elif "搬" in m.group(0):
             out.add("context", new, key="location")
-        return
+        return True
     if m := re.search(r"我(?:叫|的名字是|的名字叫|名叫)(.+)$", body):
         out.add("context", _clean_zh(m.group(1)), key="name")
-        return
+        return True
     if m := re.search(r"我最喜欢的(.+?)是(.+)$", body):
         out.add("preferences", _clean_zh(m.group(2)), key=normalize_key(m.group(1)))
-        return
+        return True
     if m := re.search(
         rf"(?:我们的|我的|我们|我|^)([{CJK_IDEOGRAPHS}A-Za-z ]{{1,6}}?)是(.+)$", body
     ):
         attr, value = m.group(1).strip(), _clean_zh(m.group(2))
-        if attr in lx.CONTEXT_KEYS:
-            out.add("context", value, key=lx.CONTEXT_KEYS[attr])
-            return
-        if attr in lx.TECH_SLOTS:
-            found = lx.tech(value)
-            out.add("tech_stack", found[0] if found else value, key=lx.TECH_SLOTS[attr])
-            return
+        if attr in lexicon.CONTEXT_KEYS:
+            out.add("context", value, key=lexicon.CONTEXT_KEYS[attr])
+            return True
+        if attr in lexicon.TECH_SLOTS:
+            found = lexicon.tech(value)
+            out.add("tech_stack", found[0] if found else value, key=lexicon.TECH_SLOTS[attr])
+            return True
     if m := re.search(r"(?:^|我)(?:其实|现在|目前|也|还)*是(?:一名|一个|一位|个|名)?(.+)$", body):
         value = _clean_zh(m.group(1))
-        if value.endswith(lx.ZH_ROLE_SUFFIXES):
+        if value.endswith(lexicon.ZH_ROLE_SUFFIXES):
             out.add("context", value, key="role")
-        return
+        return True
     if m := re.search(r"我(?:现在)?(?:在|于)(.+?)(?:工作|上班|任职)", body):
         _zh_location_or_employer(_clean_zh(m.group(1)), out)
-        return
+        return True
     if m := re.search(r"我(?:现在)?(?:住在|住|生活在|定居在|定居)(.+)$", body):
         out.add("context", _clean_zh(m.group(1)), key="location")
-        return
+        return True
+    return False
+
+
+def _zh_tools_and_tastes(body: str, out: SentenceUpdates) -> bool:
+    """Preferences ("我更喜欢 X"), stack ("我们用 X"), skills ("我会 X"), interests."""
     if m := re.search(
         r"(?:比起(.+?)[，,]?)?我(?:更|比较|更加)(?:喜欢|偏好|倾向于?|爱)(?:用)?(.+)$", body
     ) or re.search(r"()我偏好(.+)$", body):
         value = _clean_zh(m.group(2))
         out.add("preferences", value, key=_pref_key(value))
-        return
+        return True
     if m := re.search(
         r"我们?(?:现在|目前|平时|主要|一直|都|也|还)*(?:用的是|使用的是|在用|使用|采用|用|写)(.+)$",
         body,
     ):
         for part in _parts(m.group(1), True):
             out.tech_or(part)
-        return
+        return True
     if m := re.search(r"我(?:会说|擅长|精通|熟悉|会)(.+)$", body):
         if not re.match(r"(?:去|来|在|把|给|被|想|告诉|帮|看|让|尽快)", m.group(1)):
             for part in _parts(m.group(1), True):
                 out.add("skills", _tech_name(part))
-        return
+        return True
     if m := re.search(
         r"我(?:很|非常|特别|也|挺|超)?(?:喜欢|爱|热爱|迷上了?)(.+)$", body
     ) or re.search(r"我对(.+?)(?:很|非常|特别|挺)?感兴趣", body):
         for part in _parts(m.group(1), True):
             out.add("interests", part)
-        return
+        return True
+    return False
+
+
+def _zh_facts(body: str, out: SentenceUpdates) -> bool:
+    """Facts: "我去过 X", "我有两个孩子"."""
     if m := re.search(r"我(?:去过|到过)(.+)$", body):
         out.add("facts", "去过" + _clean_zh(m.group(1)))
-        return
+        return True
     if m := re.search(
         r"我有((?:一|两|二|三|四|\d+)(?:个|只|条)(?:孩子|女儿|儿子|猫|狗|宠物))", body
     ):
         out.add("facts", "有" + m.group(1))
+        return True
+    return False
+
+
+_ZH_RULES: tuple[Callable[[str, SentenceUpdates], bool], ...] = (
+    _zh_context,
+    _zh_tools_and_tastes,
+    _zh_facts,
+)

@@ -8,9 +8,9 @@ from collections.abc import Iterator, Sequence
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-from langmem_layers.semantic import _lexicon as lx
+from langmem_layers.semantic import _lexicon as lexicon
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
-from langmem_layers.semantic._rules import Out, extract_en, extract_zh
+from langmem_layers.semantic._rules import SentenceUpdates, extract_en, extract_zh
 from langmem_layers.semantic.extract import ExtractionResult, ExtractionStats
 from langmem_layers.semantic.schema import ProfileSchema, ProfileUpdate, profile_fields
 from langmem_layers.semantic.types import Profile
@@ -32,7 +32,7 @@ def _clauses(text: str) -> Iterator[str]:
         for clause in re.split(r"[，,]", sent):
             if clause.strip():
                 yield clause.strip()
-            if lx.CONDITIONAL_ZH.search(clause):
+            if lexicon.CONDITIONAL_ZH.search(clause):
                 break
 
 
@@ -43,7 +43,7 @@ def _scan(sent: str, units: list[list[ProfileUpdate]]) -> None:
     (even from the previous message) and the rest is read; a marker later in the
     sentence ("I use COBOL, just kidding") retracts the sentence itself.
     """
-    marker = lx.RETRACTION.search(sent)
+    marker = lexicon.RETRACTION.search(sent)
     if marker:
         before = sent[: marker.start()].strip(" ,，.。!！~")
         while not before and units:
@@ -54,7 +54,7 @@ def _scan(sent: str, units: list[list[ProfileUpdate]]) -> None:
         if rest:
             _scan(rest, units)
         return
-    out = Out(sent)
+    out = SentenceUpdates(sent)
     (extract_zh if has_cjk(sent) else extract_en)(sent, out)
     units.append(out.updates)
 
