@@ -54,7 +54,7 @@ from langchain_core.messages import HumanMessage
 
 from bench._load_backend import DEFAULT_DSN, Agent, Backend, build_agent, open_backend
 from bench._load_users import LOCKED, Client, Persona, Phase, TimedE5, UserLog
-from langmem_layers.tokens import message_text
+from langmem_layers.text import message_text
 
 __all__ = ["format_report", "main", "run_load", "run_phase", "verify"]
 

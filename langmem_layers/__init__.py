@@ -33,7 +33,7 @@ _EXPORTS: dict[str, str] = {
     "LangchainEmbeddingFunction": "langmem_layers.embeddings",
     "LocalE5Embeddings": "langmem_layers.embeddings",
     "TokenCounter": "langmem_layers.tokens",
-    "message_text": "langmem_layers.tokens",
+    "message_text": "langmem_layers.text",
     # working memory
     "ExtractiveSummarizer": "langmem_layers.working",
     "LLMSummarizer": "langmem_layers.working",
@@ -254,7 +254,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         expire_idle_sessions,
         session_transcript,
     )
-    from langmem_layers.tokens import TokenCounter, message_text
+    from langmem_layers.text import message_text
+    from langmem_layers.tokens import TokenCounter
     from langmem_layers.working import (
         ExtractiveSummarizer,
         LLMSummarizer,

@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from langmem_layers.defaults import Storage, resolve_chat_model
-from langmem_layers.tokens import message_text
+from langmem_layers.text import message_text
 
 HELP = (
     "commands: /end (archive this session and start a new one), /remember TEXT, "

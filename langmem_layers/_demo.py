@@ -23,7 +23,7 @@ from langchain_core.tools import tool
 
 from langmem_layers.context import RunScope
 from langmem_layers.defaults import Storage, resolve_chat_model
-from langmem_layers.tokens import message_text
+from langmem_layers.text import message_text
 
 if TYPE_CHECKING:
     from langmem_layers.layers import MemoryLayers

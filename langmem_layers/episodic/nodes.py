@@ -27,7 +27,8 @@ from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.tokens import TokenCounter, message_text
+from langmem_layers.text import message_text
+from langmem_layers.tokens import TokenCounter
 
 __all__ = [
     "RecalledItem",

@@ -37,7 +37,8 @@ from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.episodic._offline import offline_summary
 from langmem_layers.episodic.triggers import detect_trigger
 from langmem_layers.episodic.types import EpisodeSummary
-from langmem_layers.tokens import TokenCounter, message_text
+from langmem_layers.text import message_text
+from langmem_layers.tokens import TokenCounter
 
 __all__ = ["ArchiveDecision", "Reason", "WritePolicy"]
 
