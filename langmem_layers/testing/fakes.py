@@ -20,8 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from langmem_layers.text import CJK_IDEOGRAPHS
 
-from langmem_layers.text import CJK_IDEOGRAPHS
-
 __all__ = ["DeterministicEmbeddings", "FakeChatModel", "structured_reply", "tool_call"]
 
 Response = AIMessage | str | BaseException | Callable[[list[BaseMessage]], Any]
