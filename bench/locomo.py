@@ -41,7 +41,7 @@ from bench._paths import LOCOMO_DEV
 from langmem_layers.defaults import Storage, resolve_embeddings
 from langmem_layers.embeddings import embeddings_id
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
-from langmem_layers.episodic._text import format_date
+from langmem_layers.episodic._lexical import format_date
 from langmem_layers.text import STOP_WORDS_EN
 
 
@@ -197,7 +197,7 @@ def _make_bm25(corpus: list[list[str]]) -> Any:
     try:
         from rank_bm25 import BM25Okapi
     except ImportError:  # pragma: no cover - dev dependency
-        from langmem_layers.episodic._text import BM25Index
+        from langmem_layers.episodic._lexical import BM25Index
 
         idx = BM25Index(b=0.75)
         idx.add(corpus)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from langmem_layers.episodic._ivf import IVFIndex
-from langmem_layers.episodic._text import BM25Index, format_datetime, mentions_time
+from langmem_layers.episodic._lexical import BM25Index, format_datetime, mentions_time
 from langmem_layers.text import is_role_label, tokenize
 
 __all__ = ["UserIndex", "lexical_text"]

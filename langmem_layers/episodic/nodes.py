@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 
 from langmem_layers._steps import Core, arun, blocking, invoke, node, run, twin
 from langmem_layers.context import Identity, RunScope, current_runtime, resolve_identity
-from langmem_layers.episodic._text import format_date
+from langmem_layers.episodic._lexical import format_date
 from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore

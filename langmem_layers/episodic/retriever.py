@@ -53,7 +53,7 @@ from pydantic import ConfigDict, Field
 
 from langmem_layers._steps import Core, arun, blocking, run
 from langmem_layers.episodic._index import UserIndex
-from langmem_layers.episodic._text import asks_when, names_in
+from langmem_layers.episodic._lexical import asks_when, names_in
 from langmem_layers.episodic.store import EpisodeStore, _require_user, embed_query
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.text import tokenize

@@ -29,7 +29,7 @@ from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.text import content_words, message_text, speaker, split_sentences
 from langmem_layers.tokens import TokenCounter
-from langmem_layers.working._text import informativeness, message_body, render_transcript
+from langmem_layers.working._messages import informativeness, message_body, render_transcript
 
 __all__ = [
     "DEFAULT_SUMMARY_TOKENS",

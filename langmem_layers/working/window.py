@@ -35,7 +35,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.text import message_text
 from langmem_layers.tokens import TokenCounter
-from langmem_layers.working._text import coerce_messages, is_system, is_user
+from langmem_layers.working._messages import coerce_messages, is_system, is_user
 from langmem_layers.working.state import format_scratchpad
 from langmem_layers.working.summarizer import DEFAULT_SUMMARY_TOKENS
 

@@ -4,7 +4,7 @@ import numpy as np
 
 import langmem_layers.episodic as episodic
 from langmem_layers.episodic import tokenize
-from langmem_layers.episodic._text import BM25Index, asks_when, mentions_time
+from langmem_layers.episodic._lexical import BM25Index, asks_when, mentions_time
 
 
 def test_public_api_is_pinned() -> None:

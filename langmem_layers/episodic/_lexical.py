@@ -40,7 +40,7 @@ def mentions_time(text: str) -> bool:
     """True if ``text`` holds a time expression ("yesterday", "last May", "2023", "去年").
 
     Example:
-        >>> from langmem_layers.episodic._text import mentions_time
+        >>> from langmem_layers.episodic._lexical import mentions_time
         >>> mentions_time("I went there last week"), mentions_time("I like tea")
         (True, False)
 
@@ -52,7 +52,7 @@ def asks_when(query: str) -> bool:
     """True if a query asks for a time ("when", "how long", "什么时候").
 
     Example:
-        >>> from langmem_layers.episodic._text import asks_when
+        >>> from langmem_layers.episodic._lexical import asks_when
         >>> asks_when("When did Ada move to Lyon?"), asks_when("Where does Ada live?")
         (True, False)
 
@@ -67,7 +67,7 @@ def names_in(query: str, names: Sequence[str]) -> list[int]:
     boundaries); names shorter than two characters never match.
 
     Example:
-        >>> from langmem_layers.episodic._text import names_in
+        >>> from langmem_layers.episodic._lexical import names_in
         >>> names_in("What did Caroline paint?", ["melanie", "caroline", "carol"])
         [1]
         >>> names_in("李雷去了哪里", ["李雷", "韩梅梅"])
@@ -88,7 +88,7 @@ def format_date(ts: float) -> str:
     """A human date for indexed text, e.g. ``"8 May 2023"`` (UTC).
 
     Example:
-        >>> from langmem_layers.episodic._text import format_date
+        >>> from langmem_layers.episodic._lexical import format_date
         >>> format_date(0.0)
         '1 January 1970'
 
@@ -101,7 +101,7 @@ def format_datetime(ts: float) -> str:
     """Session time as conversation logs write it, e.g. ``"1:56 pm on 8 May, 2023"`` (UTC).
 
     Example:
-        >>> from langmem_layers.episodic._text import format_datetime
+        >>> from langmem_layers.episodic._lexical import format_datetime
         >>> format_datetime(0.0)
         '12:00 am on 1 January, 1970'
 
@@ -122,7 +122,7 @@ class BM25Index:
     and a query costs one vector add per query term.
 
     Example:
-        >>> from langmem_layers.episodic._text import BM25Index
+        >>> from langmem_layers.episodic._lexical import BM25Index
         >>> idx = BM25Index()
         >>> idx.add([["cat", "sleep"], ["dog", "bark"], ["cat", "purr"]])
         >>> scores = idx.scores(["dog"])
