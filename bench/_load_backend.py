@@ -102,7 +102,7 @@ class Agent:
 
 def build_agent(backend: Backend) -> Agent:
     """The reference graph on the backend, with the offline demo model and weather tool."""
-    from langmem_layers._demo import OfflineDemoModel, get_weather
+    from langmem_layers.demo import OfflineDemoModel, get_weather
     from langmem_layers.graph import build_memory_graph
 
     memory = MemoryLayers(config=MemoryConfig(extract_every=1), episodes=backend.episodes)

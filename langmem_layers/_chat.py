@@ -25,8 +25,8 @@ def run_chat(
     say: Any = print,
 ) -> int:
     """Chat with the reference graph until /quit or end of input; returns 0."""
-    from langmem_layers._demo import OfflineDemoModel, get_weather
     from langmem_layers.admin import forget_user_everywhere
+    from langmem_layers.demo import OfflineDemoModel, get_weather
     from langmem_layers.episodic import EpisodeStore
     from langmem_layers.graph import build_memory_graph
     from langmem_layers.layers import MemoryLayers

@@ -86,7 +86,7 @@ class _Backends:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from langmem_layers._demo import run_demo
+    from langmem_layers.demo import run_demo
 
     observed = run_demo(args.storage if args.keep else None)
     recalled = " ".join(observed["sessions"][1]["recalled"]) if observed["sessions"] else ""

@@ -52,9 +52,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from langmem_layers._demo import OfflineDemoModel, get_weather
 from langmem_layers.config import MemoryConfig
 from langmem_layers.defaults import resolve_chat_model
+from langmem_layers.demo import OfflineDemoModel, get_weather
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.graph import create_memory_graph_builder

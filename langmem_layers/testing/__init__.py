@@ -44,7 +44,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # the demo model lives with the demo; imported lazily to keep this module light
     if name in {"OfflineDemoModel", "get_weather"}:
-        from langmem_layers import _demo
+        from langmem_layers import demo
 
-        return getattr(_demo, name)
+        return getattr(demo, name)
     raise AttributeError(f"module 'langmem_layers.testing' has no attribute {name!r}")
