@@ -3,169 +3,39 @@
 The public API is flat: ``from langmem_layers import build_memory_graph``.
 Submodules are imported on first use, so ``import langmem_layers`` stays cheap
 (Chroma and the chat-model stack load only when a layer needs them).
+
+The API is listed once, in the ``TYPE_CHECKING`` block at the end of this file:
+type checkers and IDEs read those imports (``X as X`` marks each as a
+re-export), and at run time the same block is read (without executing it) to
+build ``__all__`` and the lazy name -> module map. To add a public name, add it
+there and to the pin test (``tests/unit_tests/foundation/test_public_api.py``).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it
-_EXPORTS: dict[str, str] = {
-    # foundation
-    "ConfigurationError": "langmem_layers.errors",
-    "LangmemError": "langmem_layers.errors",
-    "MissingUserIdError": "langmem_layers.errors",
-    "StorageError": "langmem_layers.errors",
-    "Identity": "langmem_layers.context",
-    "MemoryContext": "langmem_layers.context",
-    "RunScope": "langmem_layers.context",
-    "decode_label": "langmem_layers.context",
-    "encode_label": "langmem_layers.context",
-    "resolve_identity": "langmem_layers.context",
-    "user_namespace": "langmem_layers.context",
-    "Storage": "langmem_layers.defaults",
-    "default_embeddings": "langmem_layers.defaults",
-    "resolve_chat_model": "langmem_layers.defaults",
-    "resolve_embeddings": "langmem_layers.defaults",
-    "LangchainEmbeddingFunction": "langmem_layers.embeddings",
-    "LocalE5Embeddings": "langmem_layers.embeddings",
-    "TokenCounter": "langmem_layers.tokens",
-    "message_text": "langmem_layers.text",
-    # working memory
-    "ExtractiveSummarizer": "langmem_layers.working",
-    "LLMSummarizer": "langmem_layers.working",
-    "Scratchpad": "langmem_layers.working",
-    "Summarizer": "langmem_layers.working",
-    "WindowPlan": "langmem_layers.working",
-    "WorkingMemoryState": "langmem_layers.working",
-    "build_model_messages": "langmem_layers.working",
-    "clear_scratchpad": "langmem_layers.working",
-    "compute_window": "langmem_layers.working",
-    "create_window_node": "langmem_layers.working",
-    "format_scratchpad": "langmem_layers.working",
-    "merge_scratchpad": "langmem_layers.working",
-    # episodic memory
-    "ArchiveDecision": "langmem_layers.episodic",
-    "Episode": "langmem_layers.episodic",
-    "EpisodeStore": "langmem_layers.episodic",
-    "EpisodicRetriever": "langmem_layers.episodic",
-    "ForgetResult": "langmem_layers.episodic",
-    "WritePolicy": "langmem_layers.episodic",
-    "create_archive_node": "langmem_layers.episodic",
-    "create_recall_node": "langmem_layers.episodic",
-    "render_recalled": "langmem_layers.episodic",
-    # semantic memory
-    "LLMProfileExtractor": "langmem_layers.semantic",
-    "OfflineProfileExtractor": "langmem_layers.semantic",
-    "Profile": "langmem_layers.semantic",
-    "ProfileStore": "langmem_layers.semantic",
-    "ProfileUpdate": "langmem_layers.semantic",
-    "ProfileUpdater": "langmem_layers.semantic",
-    "ProfileSchema": "langmem_layers.semantic",
-    "create_profile_extraction_node": "langmem_layers.semantic",
-    "create_profile_injection_node": "langmem_layers.semantic",
-    "render_profile": "langmem_layers.semantic",
-    # procedural memory
-    "OutcomeRecord": "langmem_layers.procedural",
-    "ProceduralMemory": "langmem_layers.procedural",
-    "ProceduralMiddleware": "langmem_layers.procedural",
-    "RecordedTool": "langmem_layers.procedural",
-    "ToolTips": "langmem_layers.procedural",
-    "create_tips_node": "langmem_layers.procedural",
-    "record_tool": "langmem_layers.procedural",
-    "redact": "langmem_layers.procedural",
-    "wilson_lower_bound": "langmem_layers.procedural",
-    # configuration and layers, reference graph, sessions, middleware
-    "MemoryConfig": "langmem_layers.config",
-    "MemoryLayers": "langmem_layers.layers",
-    "MemoryGraphState": "langmem_layers.graph",
-    "build_memory_graph": "langmem_layers.graph",
-    "create_memory_graph_builder": "langmem_layers.graph",
-    "MemoryMiddleware": "langmem_layers.middleware",
-    "SessionEndReport": "langmem_layers.sessions",
-    "aend_session": "langmem_layers.sessions",
-    "aexpire_idle_sessions": "langmem_layers.sessions",
-    "end_session": "langmem_layers.sessions",
-    "expire_idle_sessions": "langmem_layers.sessions",
-    "session_transcript": "langmem_layers.sessions",
-}
 
-__all__ = [
-    "ArchiveDecision",
-    "ConfigurationError",
-    "Episode",
-    "EpisodeStore",
-    "EpisodicRetriever",
-    "ExtractiveSummarizer",
-    "ForgetResult",
-    "Identity",
-    "LLMProfileExtractor",
-    "LLMSummarizer",
-    "LangchainEmbeddingFunction",
-    "LangmemError",
-    "LocalE5Embeddings",
-    "MemoryConfig",
-    "MemoryContext",
-    "MemoryGraphState",
-    "MemoryLayers",
-    "MemoryMiddleware",
-    "MissingUserIdError",
-    "OfflineProfileExtractor",
-    "OutcomeRecord",
-    "ProceduralMemory",
-    "ProceduralMiddleware",
-    "Profile",
-    "ProfileSchema",
-    "ProfileStore",
-    "ProfileUpdate",
-    "ProfileUpdater",
-    "RecordedTool",
-    "RunScope",
-    "Scratchpad",
-    "SessionEndReport",
-    "Storage",
-    "StorageError",
-    "Summarizer",
-    "TokenCounter",
-    "ToolTips",
-    "WindowPlan",
-    "WorkingMemoryState",
-    "WritePolicy",
-    "aend_session",
-    "aexpire_idle_sessions",
-    "build_memory_graph",
-    "build_model_messages",
-    "clear_scratchpad",
-    "compute_window",
-    "create_archive_node",
-    "create_memory_graph_builder",
-    "create_profile_extraction_node",
-    "create_profile_injection_node",
-    "create_recall_node",
-    "create_tips_node",
-    "create_window_node",
-    "decode_label",
-    "default_embeddings",
-    "encode_label",
-    "end_session",
-    "expire_idle_sessions",
-    "format_scratchpad",
-    "merge_scratchpad",
-    "message_text",
-    "record_tool",
-    "redact",
-    "render_profile",
-    "render_recalled",
-    "resolve_chat_model",
-    "resolve_embeddings",
-    "resolve_identity",
-    "session_transcript",
-    "user_namespace",
-    "wilson_lower_bound",
-]
+def _public_names() -> dict[str, str]:
+    """Public name -> defining module, read from the ``TYPE_CHECKING`` block below."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    exports: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom) and stmt.module:
+                    exports.update((alias.name, stmt.module) for alias in stmt.names)
+    return exports
+
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = _public_names()
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
@@ -181,92 +51,223 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from langmem_layers.config import MemoryConfig
+if TYPE_CHECKING:  # pragma: no cover - the public API, listed once (read at run time too)
+    from langmem_layers.config import (
+        MemoryConfig as MemoryConfig,
+    )
     from langmem_layers.context import (
-        Identity,
-        MemoryContext,
-        RunScope,
-        decode_label,
-        encode_label,
-        resolve_identity,
-        user_namespace,
+        Identity as Identity,
+    )
+    from langmem_layers.context import (
+        MemoryContext as MemoryContext,
+    )
+    from langmem_layers.context import (
+        RunScope as RunScope,
+    )
+    from langmem_layers.context import (
+        decode_label as decode_label,
+    )
+    from langmem_layers.context import (
+        encode_label as encode_label,
+    )
+    from langmem_layers.context import (
+        resolve_identity as resolve_identity,
+    )
+    from langmem_layers.context import (
+        user_namespace as user_namespace,
     )
     from langmem_layers.defaults import (
-        Storage,
-        default_embeddings,
-        resolve_chat_model,
-        resolve_embeddings,
+        Storage as Storage,
     )
-    from langmem_layers.embeddings import LangchainEmbeddingFunction, LocalE5Embeddings
+    from langmem_layers.defaults import (
+        default_embeddings as default_embeddings,
+    )
+    from langmem_layers.defaults import (
+        resolve_chat_model as resolve_chat_model,
+    )
+    from langmem_layers.defaults import (
+        resolve_embeddings as resolve_embeddings,
+    )
+    from langmem_layers.embeddings import (
+        LangchainEmbeddingFunction as LangchainEmbeddingFunction,
+    )
+    from langmem_layers.embeddings import (
+        LocalE5Embeddings as LocalE5Embeddings,
+    )
     from langmem_layers.episodic import (
-        ArchiveDecision,
-        Episode,
-        EpisodeStore,
-        EpisodicRetriever,
-        ForgetResult,
-        WritePolicy,
-        create_archive_node,
-        create_recall_node,
-        render_recalled,
+        ArchiveDecision as ArchiveDecision,
+    )
+    from langmem_layers.episodic import (
+        Episode as Episode,
+    )
+    from langmem_layers.episodic import (
+        EpisodeStore as EpisodeStore,
+    )
+    from langmem_layers.episodic import (
+        EpisodicRetriever as EpisodicRetriever,
+    )
+    from langmem_layers.episodic import (
+        ForgetResult as ForgetResult,
+    )
+    from langmem_layers.episodic import (
+        WritePolicy as WritePolicy,
+    )
+    from langmem_layers.episodic import (
+        create_archive_node as create_archive_node,
+    )
+    from langmem_layers.episodic import (
+        create_recall_node as create_recall_node,
+    )
+    from langmem_layers.episodic import (
+        render_recalled as render_recalled,
     )
     from langmem_layers.errors import (
-        ConfigurationError,
-        LangmemError,
-        MissingUserIdError,
-        StorageError,
+        ConfigurationError as ConfigurationError,
+    )
+    from langmem_layers.errors import (
+        LangmemError as LangmemError,
+    )
+    from langmem_layers.errors import (
+        MissingUserIdError as MissingUserIdError,
+    )
+    from langmem_layers.errors import (
+        StorageError as StorageError,
     )
     from langmem_layers.graph import (
-        MemoryGraphState,
-        build_memory_graph,
-        create_memory_graph_builder,
+        MemoryGraphState as MemoryGraphState,
     )
-    from langmem_layers.layers import MemoryLayers
-    from langmem_layers.middleware import MemoryMiddleware
+    from langmem_layers.graph import (
+        build_memory_graph as build_memory_graph,
+    )
+    from langmem_layers.graph import (
+        create_memory_graph_builder as create_memory_graph_builder,
+    )
+    from langmem_layers.layers import (
+        MemoryLayers as MemoryLayers,
+    )
+    from langmem_layers.middleware import (
+        MemoryMiddleware as MemoryMiddleware,
+    )
     from langmem_layers.procedural import (
-        OutcomeRecord,
-        ProceduralMemory,
-        ProceduralMiddleware,
-        RecordedTool,
-        ToolTips,
-        create_tips_node,
-        record_tool,
-        redact,
-        wilson_lower_bound,
+        LogLimits as LogLimits,
+    )
+    from langmem_layers.procedural import (
+        OutcomeRecord as OutcomeRecord,
+    )
+    from langmem_layers.procedural import (
+        ProceduralMemory as ProceduralMemory,
+    )
+    from langmem_layers.procedural import (
+        ProceduralMiddleware as ProceduralMiddleware,
+    )
+    from langmem_layers.procedural import (
+        RecordedTool as RecordedTool,
+    )
+    from langmem_layers.procedural import (
+        ToolOutcome as ToolOutcome,
+    )
+    from langmem_layers.procedural import (
+        ToolTips as ToolTips,
+    )
+    from langmem_layers.procedural import (
+        create_tips_node as create_tips_node,
+    )
+    from langmem_layers.procedural import (
+        record_tool as record_tool,
+    )
+    from langmem_layers.procedural import (
+        redact as redact,
+    )
+    from langmem_layers.procedural import (
+        wilson_lower_bound as wilson_lower_bound,
     )
     from langmem_layers.semantic import (
-        LLMProfileExtractor,
-        OfflineProfileExtractor,
-        Profile,
-        ProfileSchema,
-        ProfileStore,
-        ProfileUpdate,
-        ProfileUpdater,
-        create_profile_extraction_node,
-        create_profile_injection_node,
-        render_profile,
+        LLMProfileExtractor as LLMProfileExtractor,
+    )
+    from langmem_layers.semantic import (
+        OfflineProfileExtractor as OfflineProfileExtractor,
+    )
+    from langmem_layers.semantic import (
+        Profile as Profile,
+    )
+    from langmem_layers.semantic import (
+        ProfileSchema as ProfileSchema,
+    )
+    from langmem_layers.semantic import (
+        ProfileStore as ProfileStore,
+    )
+    from langmem_layers.semantic import (
+        ProfileUpdate as ProfileUpdate,
+    )
+    from langmem_layers.semantic import (
+        ProfileUpdater as ProfileUpdater,
+    )
+    from langmem_layers.semantic import (
+        create_profile_extraction_node as create_profile_extraction_node,
+    )
+    from langmem_layers.semantic import (
+        create_profile_injection_node as create_profile_injection_node,
+    )
+    from langmem_layers.semantic import (
+        render_profile as render_profile,
     )
     from langmem_layers.sessions import (
-        SessionEndReport,
-        aend_session,
-        aexpire_idle_sessions,
-        end_session,
-        expire_idle_sessions,
-        session_transcript,
+        SessionEndReport as SessionEndReport,
     )
-    from langmem_layers.text import message_text
-    from langmem_layers.tokens import TokenCounter
+    from langmem_layers.sessions import (
+        aend_session as aend_session,
+    )
+    from langmem_layers.sessions import (
+        aexpire_idle_sessions as aexpire_idle_sessions,
+    )
+    from langmem_layers.sessions import (
+        end_session as end_session,
+    )
+    from langmem_layers.sessions import (
+        expire_idle_sessions as expire_idle_sessions,
+    )
+    from langmem_layers.sessions import (
+        session_transcript as session_transcript,
+    )
+    from langmem_layers.text import (
+        message_text as message_text,
+    )
+    from langmem_layers.tokens import (
+        TokenCounter as TokenCounter,
+    )
     from langmem_layers.working import (
-        ExtractiveSummarizer,
-        LLMSummarizer,
-        Scratchpad,
-        Summarizer,
-        WindowPlan,
-        WorkingMemoryState,
-        build_model_messages,
-        clear_scratchpad,
-        compute_window,
-        create_window_node,
-        format_scratchpad,
-        merge_scratchpad,
+        ExtractiveSummarizer as ExtractiveSummarizer,
+    )
+    from langmem_layers.working import (
+        LLMSummarizer as LLMSummarizer,
+    )
+    from langmem_layers.working import (
+        Scratchpad as Scratchpad,
+    )
+    from langmem_layers.working import (
+        Summarizer as Summarizer,
+    )
+    from langmem_layers.working import (
+        WindowPlan as WindowPlan,
+    )
+    from langmem_layers.working import (
+        WorkingMemoryState as WorkingMemoryState,
+    )
+    from langmem_layers.working import (
+        build_model_messages as build_model_messages,
+    )
+    from langmem_layers.working import (
+        clear_scratchpad as clear_scratchpad,
+    )
+    from langmem_layers.working import (
+        compute_window as compute_window,
+    )
+    from langmem_layers.working import (
+        create_window_node as create_window_node,
+    )
+    from langmem_layers.working import (
+        format_scratchpad as format_scratchpad,
+    )
+    from langmem_layers.working import (
+        merge_scratchpad as merge_scratchpad,
     )
