@@ -54,6 +54,7 @@ from langchain_core.messages import HumanMessage
 
 from bench._load_backend import DEFAULT_DSN, Agent, Backend, build_agent, open_backend
 from bench._load_users import LOCKED, Client, Persona, Phase, TimedE5, UserLog
+from bench._threads import add_threads_option, apply_threads
 from langmem_layers.text import message_text
 
 __all__ = ["format_report", "main", "run_load", "run_phase", "verify"]
@@ -310,16 +311,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dsn", default=DEFAULT_DSN, help="PostgreSQL database (a schema is made)")
     parser.add_argument("--target-ratio", type=float, default=1.3)
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="OMP_NUM_THREADS for the local model (default 1: on a busy 2-core machine "
-        "OpenMP spinning makes a query embedding 20x slower); 0 = leave unset",
-    )
+    add_threads_option(parser)
     args = parser.parse_args(argv)
-    if args.threads > 0:
-        os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    apply_threads(args, announce=False)
     report = asyncio.run(
         run_load(
             users=args.users,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import tempfile
@@ -38,6 +37,7 @@ from langchain_core.messages import HumanMessage
 from bench._locomo_data import Conversation, Question, load_conversations
 from bench._metrics import mean, percentile, recall_at_k
 from bench._paths import LOCOMO_DEV
+from bench._threads import add_threads_option, apply_threads
 from langmem_layers.defaults import Storage, resolve_embeddings
 from langmem_layers.embeddings import embeddings_id
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
@@ -238,17 +238,9 @@ def main(argv: list[str]) -> int:
         help="smoke test with DeterministicEmbeddings instead of the real model",
     )
     parser.add_argument("--max-conversations", type=int, default=None)
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="OMP_NUM_THREADS for the local model (default 1: on a busy 2-core machine "
-        "OpenMP spinning makes a query embedding 20x slower); 0 = leave unset",
-    )
+    add_threads_option(parser)
     args = parser.parse_args(argv)
-    if args.threads > 0:
-        os.environ["OMP_NUM_THREADS"] = str(args.threads)
-    print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '(unset)')}")
+    apply_threads(args)
     if 10 not in args.k:
         args.k = sorted({*args.k, 10})
     if not args.data.is_dir():

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from bench._metrics import percentile
+from bench._threads import add_threads_option, apply_threads
 from langmem_layers.defaults import Storage, resolve_embeddings
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, episode_id_for
 
@@ -158,17 +158,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--others", type=int, default=8000, help="turns of other users")
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="OMP_NUM_THREADS for the local model (default 1: on a busy 2-core machine "
-        "OpenMP spinning makes a query embedding 20x slower); 0 = leave unset",
-    )
+    add_threads_option(parser)
     args = parser.parse_args(argv)
-    if args.threads > 0:
-        os.environ["OMP_NUM_THREADS"] = str(args.threads)
-    print(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '(unset)')}")
+    apply_threads(args)
     results: dict[str, Any] = {}
     print(
         f"{'turns':>8} {'records':>8} {'ingest s':>9} {'cold ms':>9} {'p50 ms':>8} "
