@@ -71,6 +71,9 @@ if TYPE_CHECKING:  # pragma: no cover - the public API, listed once (read at run
         encode_label as encode_label,
     )
     from langmem_layers.context import (
+        normalize_user_id as normalize_user_id,
+    )
+    from langmem_layers.context import (
         resolve_identity as resolve_identity,
     )
     from langmem_layers.context import (

@@ -9,6 +9,7 @@ shared namespace.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,11 +22,16 @@ __all__ = [
     "RunScope",
     "decode_label",
     "encode_label",
+    "normalize_user_id",
     "resolve_identity",
     "user_namespace",
 ]
 
 NAMESPACE_ROOT = "langmem_layers"
+MAX_USER_ID_LENGTH = 512
+"""Longest accepted user id, in characters, after surrounding whitespace is stripped."""
+
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +136,98 @@ def _lookup(source: Any, key: str) -> Any:
     return getattr(source, key, None)
 
 
+def _forbidden_character(value: str) -> str | None:
+    for ch in value:
+        if unicodedata.category(ch) in _FORBIDDEN_CATEGORIES:
+            return ch
+    return None
+
+
+def normalize_user_id(value: Any) -> str:
+    r"""Validate a user id and return its one canonical form (the only identity rule).
+
+    Every layer, node, middleware, admin function and the CLI passes user ids
+    through this function, so one person has exactly one id everywhere:
+
+    * the id must be a ``str``: anything else (``int``, ``list``, ``dict``,
+      ``bytes``...) is a ``TypeError``, never silently ``str()``-ed; ``None``
+      means "no id" and is a :class:`~langmem_layers.errors.MissingUserIdError`;
+    * surrounding whitespace is **stripped** (``" ada "`` is ``"ada"``);
+      nothing else is changed: no case folding, no Unicode normalisation;
+    * empty after stripping: :class:`~langmem_layers.errors.MissingUserIdError`;
+    * control characters anywhere (``\n``, ``\r``, ``\t``, ``\x00``, other
+      C0/C1 controls, U+2028, U+2029, lone surrogates) and ids longer than
+      ``MAX_USER_ID_LENGTH`` (512) characters: :class:`~langmem_layers.errors.ConfigurationError`;
+    * every other character is literal: ``*``, ``?``, ``%``, ``_``, ``.``, ``/``,
+      quotes, backslashes and CJK are matched exactly, never as patterns.
+
+    Args:
+        value: The user id as received (argument, ``Runtime.context``, config).
+
+    Returns:
+        The canonical id.
+
+    Raises:
+        TypeError: ``value`` is not a string.
+        MissingUserIdError: ``value`` is ``None`` or blank.
+        ConfigurationError: a control character, or longer than 512 characters.
+
+    Example:
+        >>> from langmem_layers import normalize_user_id
+        >>> normalize_user_id("  ada@example.com ")
+        'ada@example.com'
+        >>> normalize_user_id("*")  # a literal id, not a wildcard
+        '*'
+        >>> normalize_user_id(42)
+        Traceback (most recent call last):
+        ...
+        TypeError: user_id must be a str, got int (42); pass the id as text, e.g. user_id=str(...)
+        >>> try:
+        ...     normalize_user_id("ada\n")
+        ... except ValueError as err:
+        ...     type(err).__name__
+        'ConfigurationError'
+
+    """
+    if value is None:
+        raise MissingUserIdError(
+            "no user id (got None); pass one, e.g. context={'user_id': 'alice'}. "
+            "langmem_layers never uses a shared namespace for user memory."
+        )
+    if not isinstance(value, str):
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise TypeError(
+            f"user_id must be a str, got {type(value).__name__} ({shown}); "
+            "pass the id as text, e.g. user_id=str(...)"
+        )
+    bad = _forbidden_character(value)
+    if bad is not None:
+        shown = repr(value) if len(value) <= 80 else repr(value[:77]) + "..."
+        raise ConfigurationError(
+            f"user_id {shown} contains the control character {bad!r}; "
+            "pass the id without control characters or line breaks"
+        )
+    text = value.strip()
+    if not text:
+        raise MissingUserIdError(
+            f"user_id {value!r} is blank; pass a real user id, e.g. context={{'user_id': 'alice'}}"
+        )
+    if len(text) > MAX_USER_ID_LENGTH:
+        raise ConfigurationError(
+            f"user_id is {len(text)} characters long; the limit is {MAX_USER_ID_LENGTH}: "
+            "pass a shorter stable id (e.g. a hash of the long one)"
+        )
+    return text
+
+
+def _user(value: Any) -> str | None:
+    """A user id from one source: ``None``/blank means "not here" (try the next)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return normalize_user_id(value)
+
+
 def _clean(value: Any, name: str) -> str | None:
     if value is None:
         return None
@@ -162,11 +260,14 @@ def resolve_identity(
         require_thread: Raise if no thread id is found.
 
     Returns:
-        The resolved :class:`Identity`.
+        The resolved :class:`Identity`; its ``user_id`` went through
+        :func:`normalize_user_id`. The first source with a non-blank id wins.
 
     Raises:
         MissingUserIdError: No user id anywhere.
-        ConfigurationError: ``require_thread`` and no thread id.
+        TypeError: The user id found is not a string.
+        ConfigurationError: ``require_thread`` and no thread id; an invalid user
+            id (see :func:`normalize_user_id`).
 
     Example:
         >>> from langmem_layers import resolve_identity
@@ -177,8 +278,8 @@ def resolve_identity(
     """
     context = getattr(runtime, "context", runtime) if runtime is not None else None
     configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
-    uid = _clean(user_id, "user_id") or _clean(_lookup(context, "user_id"), "user_id")
-    uid = uid or _clean(configurable.get("user_id"), "user_id")
+    uid = _user(user_id) or _user(_lookup(context, "user_id"))
+    uid = uid or _user(configurable.get("user_id"))
     if uid is None:
         raise MissingUserIdError(
             "no user id: looked at the user_id argument, Runtime.context.user_id and "
@@ -240,11 +341,13 @@ def user_namespace(layer: str, user_id: str, *rest: str) -> tuple[str, ...]:
 
     Args:
         layer: The layer name, e.g. ``"semantic"`` or ``"procedural"``.
-        user_id: Any non-empty string.
+        user_id: Any user id; normalised by :func:`normalize_user_id` first.
         *rest: Further labels (encoded too).
 
     Raises:
         MissingUserIdError: ``user_id`` is empty or None.
+        TypeError: ``user_id`` is not a string.
+        ConfigurationError: ``user_id`` is invalid (see :func:`normalize_user_id`).
 
     Example:
         >>> from langmem_layers import user_namespace
@@ -254,4 +357,5 @@ def user_namespace(layer: str, user_id: str, *rest: str) -> tuple[str, ...]:
     """
     if not layer or "." in layer:
         raise ConfigurationError(f"layer name {layer!r} must be non-empty and contain no '.'")
-    return (NAMESPACE_ROOT, layer, encode_label(user_id), *(encode_label(r) for r in rest))
+    uid = encode_label(normalize_user_id(user_id))
+    return (NAMESPACE_ROOT, layer, uid, *(encode_label(r) for r in rest))

@@ -66,6 +66,7 @@ EXPECTED = [
     "format_scratchpad",
     "merge_scratchpad",
     "message_text",
+    "normalize_user_id",
     "record_tool",
     "redact",
     "render_profile",
