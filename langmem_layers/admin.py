@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore
 
-from langmem_layers.context import NAMESPACE_ROOT, encode_label
+from langmem_layers.context import normalize_user_id, user_namespaces
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
@@ -26,17 +26,14 @@ _LAYERS = ("semantic", "procedural")
 
 
 def _check(user_id: str) -> str:
-    if not isinstance(user_id, str) or not user_id.strip():
-        raise MissingUserIdError("a user id is required (e.g. --user ada@example.com)")
-    return user_id
+    try:
+        return normalize_user_id(user_id)
+    except MissingUserIdError:
+        raise MissingUserIdError("a user id is required (e.g. --user ada@example.com)") from None
 
 
 def _user_namespaces(store: BaseStore, user_id: str) -> list[tuple[str, ...]]:
-    found: list[tuple[str, ...]] = []
-    for layer in _LAYERS:
-        prefix = (NAMESPACE_ROOT, layer, encode_label(user_id))
-        found.extend(store.list_namespaces(prefix=prefix, limit=100_000))
-    return found
+    return user_namespaces(store, user_id, _LAYERS)
 
 
 def _items(store: BaseStore, namespace: tuple[str, ...]) -> list[Any]:
@@ -80,7 +77,7 @@ def export_user(user_id: str, /, *, store: BaseStore, episodes: EpisodeStore) ->
         (['episodes', 'store', 'user_id'], True)
 
     """
-    _check(user_id)
+    user_id = _check(user_id)
     layers: dict[str, list[dict[str, Any]]] = {layer: [] for layer in _LAYERS}
     for ns in _user_namespaces(store, user_id):
         for item in _items(store, ns):
@@ -123,7 +120,7 @@ def forget_user_everywhere(
         ['Go']
 
     """
-    _check(user_id)
+    user_id = _check(user_id)
     counts = {layer: 0 for layer in _LAYERS}
     for ns in _user_namespaces(store, user_id):
         for item in _items(store, ns):
@@ -218,7 +215,7 @@ def import_transcripts(
 
     Returns the number of sessions archived; re-importing replaces, never duplicates.
     """
-    _check(user_id)
+    user_id = _check(user_id)
     n = 0
     for sid, msgs, created in sessions:
         episodes.archive(user_id, sid, msgs, created_at=created)

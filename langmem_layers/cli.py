@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langmem_layers.context import normalize_user_id
 from langmem_layers.errors import LangmemError
 
 __all__ = ["main"]
@@ -265,6 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
+        if getattr(args, "user", None) is not None:
+            args.user = normalize_user_id(args.user)  # the one identity rule (issue 11)
         return _COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -9,22 +9,26 @@ shared namespace.
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from langmem_layers._steps import Core, arun, run, store_call
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
 __all__ = [
     "Identity",
     "MemoryContext",
     "RunScope",
+    "auser_namespaces",
     "decode_label",
     "encode_label",
     "normalize_user_id",
     "resolve_identity",
     "user_namespace",
+    "user_namespaces",
 ]
 
 NAMESPACE_ROOT = "langmem_layers"
@@ -32,6 +36,13 @@ MAX_USER_ID_LENGTH = 512
 """Longest accepted user id, in characters, after surrounding whitespace is stripped."""
 
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+_ENCODE = {"%": "%25", ".": "%2E", "*": "%2A", "\x00": "%00"}
+_DECODE = {v: k for k, v in _ENCODE.items()}
+_SPECIAL = re.compile("[%.*\x00]")
+_ENCODED = re.compile("%(?:25|2E|2A|00)")
+USER_LAYERS = ("semantic", "procedural")
+"""Store layers that keep data per user under ``user_namespace(layer, user_id)``."""
+_PAGE = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,9 +313,10 @@ def resolve_identity(
 def encode_label(value: str) -> str:
     """Encode an arbitrary string as a LangGraph namespace label.
 
-    LangGraph rejects labels that are empty or contain ``.``; emails contain
-    dots. ``%`` and ``.`` are percent-encoded, so the mapping is reversible
-    and distinct ids never collide.
+    LangGraph rejects labels that are empty or contain ``.`` or NUL, and reads a
+    label ``*`` as a wildcard in ``list_namespaces``; emails contain dots. ``%``,
+    ``.``, ``*`` and NUL are percent-encoded, so the mapping is reversible,
+    distinct strings never collide, and no label is ever a wildcard.
 
     Raises:
         MissingUserIdError: ``value`` is empty.
@@ -313,6 +325,8 @@ def encode_label(value: str) -> str:
         >>> from langmem_layers import encode_label, decode_label
         >>> encode_label("ada.l@example.com")
         'ada%2El@example%2Ecom'
+        >>> encode_label("*")
+        '%2A'
         >>> decode_label(encode_label("张三.li"))
         '张三.li'
 
@@ -321,7 +335,7 @@ def encode_label(value: str) -> str:
         raise MissingUserIdError(
             f"namespace label must be a non-empty string, got {value!r}; pass a real user id"
         )
-    return value.replace("%", "%25").replace(".", "%2E")
+    return _SPECIAL.sub(lambda m: _ENCODE[m.group()], value)
 
 
 def decode_label(label: str) -> str:
@@ -329,11 +343,11 @@ def decode_label(label: str) -> str:
 
     Example:
         >>> from langmem_layers import decode_label
-        >>> decode_label("a%2Eb%25c")
-        'a.b%c'
+        >>> decode_label("a%2Eb%25c%2A")
+        'a.b%c*'
 
     """
-    return label.replace("%2E", ".").replace("%25", "%")
+    return _ENCODED.sub(lambda m: _DECODE[m.group()], label)
 
 
 def user_namespace(layer: str, user_id: str, *rest: str) -> tuple[str, ...]:
@@ -359,3 +373,64 @@ def user_namespace(layer: str, user_id: str, *rest: str) -> tuple[str, ...]:
         raise ConfigurationError(f"layer name {layer!r} must be non-empty and contain no '.'")
     uid = encode_label(normalize_user_id(user_id))
     return (NAMESPACE_ROOT, layer, uid, *(encode_label(r) for r in rest))
+
+
+def _user_namespaces(
+    store: Any, user_id: str, layers: Iterable[str]
+) -> Core[list[tuple[str, ...]]]:
+    label = encode_label(normalize_user_id(user_id))
+    found: list[tuple[str, ...]] = []
+    for layer in layers:
+        prefix = (NAMESPACE_ROOT, layer, label)
+        offset = 0
+        while True:
+            page = yield store_call(
+                store, "list_namespaces", prefix=prefix, limit=_PAGE, offset=offset
+            )
+            # exact label equality: a prefix is matched by the store, which may read
+            # some labels as patterns; only this user's own namespaces are kept
+            found.extend(tuple(ns) for ns in page if tuple(ns[:3]) == prefix)
+            if len(page) < _PAGE:
+                break
+            offset += _PAGE
+    return found
+
+
+def user_namespaces(
+    store: Any, user_id: str, layers: Iterable[str] = USER_LAYERS
+) -> list[tuple[str, ...]]:
+    """Every namespace holding one user's data in ``store``, matched exactly.
+
+    The id goes through :func:`normalize_user_id`; listed namespaces are kept
+    only when their root, layer and user label are *equal* to this user's, so
+    ids such as ``"*"``, ``"a%"`` or ``"a_b"`` never reach another user's data,
+    whatever pattern syntax the store's ``list_namespaces`` understands.
+
+    Args:
+        store: A LangGraph ``BaseStore``.
+        user_id: The user.
+        layers: Which layers to look in (default: ``semantic`` and ``procedural``).
+
+    Returns:
+        The namespaces, layer by layer.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> from langmem_layers.context import user_namespace, user_namespaces
+        >>> store = InMemoryStore()
+        >>> store.put(user_namespace("semantic", "ada", "profile"), "k", {"v": 1})
+        >>> store.put(user_namespace("semantic", "bob", "profile"), "k", {"v": 2})
+        >>> user_namespaces(store, "ada")
+        [('langmem_layers', 'semantic', 'ada', 'profile')]
+        >>> user_namespaces(store, "*")
+        []
+
+    """
+    return run(_user_namespaces(store, user_id, tuple(layers)))
+
+
+async def auser_namespaces(
+    store: Any, user_id: str, layers: Iterable[str] = USER_LAYERS
+) -> list[tuple[str, ...]]:
+    """Async twin of :func:`user_namespaces`."""
+    return await arun(_user_namespaces(store, user_id, tuple(layers)))
