@@ -6,6 +6,7 @@ import json
 import warnings
 from typing import Any
 
+from langmem_layers.context import normalize_user_id
 from langmem_layers.episodic.types import Episode
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
 
@@ -13,12 +14,14 @@ __all__ = ["chroma_call", "episode_from", "require_user"]
 
 
 def require_user(user_id: str | None) -> str:
-    if user_id is None or not str(user_id).strip():
+    """``user_id`` through the one identity rule (:func:`~langmem_layers.normalize_user_id`)."""
+    try:
+        return normalize_user_id(user_id)
+    except MissingUserIdError:
         raise MissingUserIdError(
             f"episodic memory needs a user id, got {user_id!r}; pass user_id=... (or "
             "context={'user_id': ...} to the graph). It never reads or writes a shared space."
-        )
-    return str(user_id).strip()
+        ) from None
 
 
 def chroma_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -49,7 +49,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from langmem_layers._steps import Core, arun, blocking, run
 from langmem_layers.episodic._index import UserIndex
@@ -187,6 +187,15 @@ class EpisodicRetriever(BaseRetriever):
     dedup: bool = True
     update_access: bool = True
     filters: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("user_id", mode="before")
+    @classmethod
+    def _user_id_is_text(cls, value: Any) -> Any:
+        # a non-string id is a TypeError (the identity rule), not a pydantic
+        # ValidationError; strings are normalised per call by _require_user
+        if value is not None and not isinstance(value, str):
+            _require_user(value)
+        return value
 
     # ------------------------------------------------------------------ scoring
     def _mask(self, idx: UserIndex, opts: dict[str, Any]) -> np.ndarray | None:

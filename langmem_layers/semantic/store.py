@@ -37,7 +37,7 @@ from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 
 from langmem_layers._steps import Core, arun, run
-from langmem_layers.context import user_namespace
+from langmem_layers.context import normalize_user_id, user_namespace
 from langmem_layers.defaults import Storage
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.semantic._backend import get_many, locked, ns_lock, scan, utc, write
@@ -208,7 +208,7 @@ class ProfileStore:
 
     def _get(self, user_id: str) -> Core[Profile]:
         items = yield from self._items(self.store, user_id)
-        return Profile(user_id, list(items.values()))
+        return Profile(normalize_user_id(user_id), list(items.values()))
 
     def get(self, user_id: str) -> Profile:
         """The user's current profile (empty if none)."""
@@ -243,7 +243,7 @@ class ProfileStore:
 
     def _as_of(self, user_id: str, when: datetime) -> Core[Profile]:
         state, _ = replay((yield from self._records(user_id)), utc(when))
-        return Profile(user_id, list(state.values()))
+        return Profile(normalize_user_id(user_id), list(state.values()))
 
     def as_of(self, user_id: str, when: datetime) -> Profile:
         """The profile as it was at ``when`` (rebuilt from the history; naive = UTC)."""
