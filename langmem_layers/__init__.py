@@ -136,6 +136,9 @@ if TYPE_CHECKING:  # pragma: no cover - the public API, listed once (read at run
     from langmem_layers.errors import (
         StorageError as StorageError,
     )
+    from langmem_layers.errors import (
+        ThreadOwnershipError as ThreadOwnershipError,
+    )
     from langmem_layers.graph import (
         MemoryGraphState as MemoryGraphState,
     )

@@ -11,13 +11,49 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from langmem_layers._steps import Call, Core, twin
-from langmem_layers.context import Identity, RunScope
+from langmem_layers.context import Identity, RunScope, normalize_user_id
 from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
+from langmem_layers.errors import LangmemError, ThreadOwnershipError
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.procedural import render_tips
 from langmem_layers.semantic import render_profile
 
-__all__ = ["after_turn", "memory_sections"]
+__all__ = [
+    "after_turn",
+    "check_thread_owner",
+    "memory_sections",
+    "same_user",
+    "thread_refusal",
+]
+
+
+def same_user(stored: Any, user_id: str) -> bool:
+    """Whether a stored owner id and a run's user id are the same user (one identity rule)."""
+    try:
+        return normalize_user_id(stored) == normalize_user_id(user_id)
+    except (LangmemError, TypeError):
+        return False
+
+
+def thread_refusal(owner: Any, user_id: str, thread_id: str | None) -> str | None:
+    """Why a run of ``user_id`` may not use a thread owned by ``owner`` (``None``: it may).
+
+    A thread without an owner is free. The message names the thread, never the owner.
+    """
+    if owner is None or same_user(owner, user_id):
+        return None
+    return (
+        f"thread {thread_id!r} belongs to another user; nothing of it was read or written: "
+        "start this user's conversation on a new thread id "
+        "(config={'configurable': {'thread_id': <new id>}})"
+    )
+
+
+def check_thread_owner(owner: Any, user_id: str, thread_id: str | None) -> None:
+    """Raise :class:`~langmem_layers.ThreadOwnershipError` unless ``user_id`` owns the thread."""
+    refusal = thread_refusal(owner, user_id, thread_id)
+    if refusal is not None:
+        raise ThreadOwnershipError(refusal)
 
 
 def after_turn(

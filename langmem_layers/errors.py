@@ -12,6 +12,7 @@ __all__ = [
     "LangmemError",
     "MissingUserIdError",
     "StorageError",
+    "ThreadOwnershipError",
 ]
 
 
@@ -59,5 +60,23 @@ class StorageError(LangmemError):
         >>> from langmem_layers import StorageError
         >>> str(StorageError("not a directory"))
         'not a directory'
+
+    """
+
+
+class ThreadOwnershipError(LangmemError, PermissionError):
+    """A thread was used by a user other than the one who first wrote to it.
+
+    A thread belongs to the user who first wrote to it. Another user's run on
+    the same ``thread_id`` is refused before anything of the thread reaches a
+    prompt or a memory write (the message never names the owner); start that
+    user's conversation on a new thread id. ``end_session`` with a ``user_id``
+    that is not the thread's owner raises it too.
+
+    Example:
+        >>> from langmem_layers import ThreadOwnershipError
+        >>> isinstance(ThreadOwnershipError("thread 't1' belongs to another user"),
+        ...            PermissionError)
+        True
 
     """

@@ -22,20 +22,21 @@ or by expiry (:func:`~langmem_layers.expire_idle_sessions`), with the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
 from langmem_layers._budget import BudgetReport, Section, fill_budget
-from langmem_layers._steps import Core, invoke, node
-from langmem_layers._turn import after_turn, memory_sections
+from langmem_layers._steps import Core, arun, invoke, node, run, store_call
+from langmem_layers._turn import after_turn, check_thread_owner, memory_sections
 from langmem_layers.context import Identity, MemoryContext, current_runtime, resolve_identity
 from langmem_layers.episodic import RecalledItem, render_recalled
 from langmem_layers.errors import ConfigurationError
@@ -58,14 +59,24 @@ class MemoryGraphState(WorkingMemoryState, total=False):
         recalled_episodes: Items recalled from episodic memory for the latest
             user turn (written by ``load_memory``).
         memory_report: Tokens used per injected section on the last model call.
-        user_id: The user this thread belongs to (kept so that idle threads
-            can be archived for the right user later).
+        user_id: The user this thread belongs to: the first user who wrote to
+            it. Another user's run on the thread raises
+            :class:`~langmem_layers.ThreadOwnershipError` before anything is
+            read or written; idle threads are archived for this user. Not
+            accepted as graph input.
 
     """
 
     recalled_episodes: list[RecalledItem]
     memory_report: dict[str, int]
     user_id: str
+
+
+class _MemoryGraphInput(WorkingMemoryState, total=False):
+    """What a run may write at START: everything but the owner (``user_id``)."""
+
+    recalled_episodes: list[RecalledItem]
+    memory_report: dict[str, int]
 
 
 # ------------------------------------------------------------------ the prompt
@@ -172,8 +183,9 @@ class _ReferenceNodes:
         self.model = model.bind_tools(self.tools) if self.tools else model
 
     def load_memory(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
-        """Resolve the user and recall episodes for the latest user turn."""
+        """Check the thread's owner, then recall episodes for the latest user turn."""
         ident = _identity(config)
+        check_thread_owner(state.get("user_id"), ident.user_id, ident.thread_id)
         update: dict[str, Any] = dict((yield invoke(self.memory.recall_node, state, config)))
         update["user_id"] = ident.user_id
         return update
@@ -224,6 +236,60 @@ class _ReferenceNodes:
         )
 
 
+# ------------------------------------------------------------ thread ownership
+def _owner_preflight(graph: Any, config: RunnableConfig | None, context: Any) -> Core[None]:
+    """Before a run starts (before its input is checkpointed): resolve the user, check the owner.
+
+    A missing user id or another user's thread fails here, so the refused
+    input never reaches the thread's checkpoints. Subgraph calls (a
+    ``checkpoint_ns`` is set) are left to ``load_memory``'s own check.
+    """
+    merged = merge_configs(graph.config, config)
+    if (merged.get("configurable") or {}).get("checkpoint_ns"):
+        return
+    ident = resolve_identity(runtime=context, config=merged)
+    if ident.thread_id is None or graph.checkpointer in (None, False):
+        return
+    try:
+        state = yield store_call(graph, "get_state", merged)
+    except ValueError:  # no checkpointer reachable from here: load_memory still checks
+        return
+    check_thread_owner((state.values or {}).get("user_id"), ident.user_id, ident.thread_id)
+
+
+class _OwnedThreadGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """The compiled reference graph: every run checks the thread's owner before it starts.
+
+    ``invoke``/``batch`` go through ``stream``, ``ainvoke``/``astream_events``
+    through ``astream``; both run one core (:func:`_owner_preflight`).
+    """
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """Check the thread's owner, then stream the run."""
+        run(_owner_preflight(self, config, kwargs.get("context")))
+        yield from super().stream(input, config, **kwargs)
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Async twin of :meth:`stream`."""
+        await arun(_owner_preflight(self, config, kwargs.get("context")))
+        async for chunk in super().astream(input, config, **kwargs):
+            yield chunk
+
+
+class _MemoryGraphBuilder(StateGraph[Any, Any, Any, Any]):
+    """``StateGraph`` whose ``compile`` returns an :class:`_OwnedThreadGraph`."""
+
+    def compile(self, *args: Any, **kwargs: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """Compile as ``StateGraph.compile`` does; runs then check the thread's owner first."""
+        compiled = super().compile(*args, **kwargs)
+        compiled.__class__ = _OwnedThreadGraph
+        return compiled
+
+
 # ------------------------------------------------------------------- the graph
 def create_memory_graph_builder(
     model: BaseChatModel,
@@ -260,7 +326,9 @@ def create_memory_graph_builder(
 
     """
     nodes = _ReferenceNodes(memory, model, tools)
-    builder = StateGraph(MemoryGraphState, context_schema=MemoryContext)
+    builder = _MemoryGraphBuilder(
+        MemoryGraphState, context_schema=MemoryContext, input_schema=_MemoryGraphInput
+    )
     builder.add_node("load_memory", node(nodes.load_memory, name="load_memory"))
     builder.add_node("agent", node(nodes.agent, name="agent"))
     builder.add_node("update_memory", node(nodes.update_memory, name="update_memory"))

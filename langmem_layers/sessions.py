@@ -8,7 +8,10 @@ the graph (it holds the threads) and, as ``memory=``, the
 Ending a session gathers the thread's **whole** transcript from the
 checkpoint history (the window node removes old messages from the live state,
 but earlier checkpoints still hold them), finishes profile extraction,
-applies the episodic write policy, and flushes procedural records.
+applies the episodic write policy, and flushes procedural records. A session
+is archived to the thread's owner only (the first user who wrote to it):
+another ``user_id=`` is a :class:`~langmem_layers.ThreadOwnershipError`, and
+messages another user tried to send to the thread are left out.
 :func:`expire_idle_sessions` does that for every thread idle longer than a
 TTL and only then deletes the thread from the checkpointer; a thread whose
 archive fails is kept.
@@ -26,6 +29,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from langmem_layers._steps import Call, Core, arun, collect, run, store_call, twin
+from langmem_layers._turn import check_thread_owner
 from langmem_layers.context import resolve_identity
 from langmem_layers.episodic import aarchive_session, archive_session, episode_id_for
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
@@ -81,8 +85,8 @@ def _layers(memory: Any) -> MemoryLayers:
     return memory
 
 
-def _merge(snapshots: Iterable[Any]) -> list[BaseMessage]:
-    seen: set[str] = set()
+def _merge(snapshots: Iterable[Any], refused: Iterable[str] = ()) -> list[BaseMessage]:
+    seen: set[str] = set(refused)
     out: list[BaseMessage] = []
     for snap in snapshots:
         for msg in (snap.values or {}).get("messages") or []:
@@ -122,11 +126,23 @@ async def asession_transcript(graph: Any, /, *, thread_id: str) -> list[BaseMess
 
 def _transcript(graph: Any, thread_id: str) -> Core[list[BaseMessage]]:
     history = yield collect(graph, "get_state_history", _config(thread_id))
-    return _merge(reversed(history))
+    refused = (history[0].values or {}).get("thread_refused") or () if history else ()
+    return _merge(reversed(history), refused)
 
 
-def _user_for(user_id: str | None, values: Mapping[str, Any]) -> str:
-    return resolve_identity(user_id=user_id or values.get("user_id")).user_id
+def _owner(values: Mapping[str, Any]) -> Any:
+    """The thread's owner: ``thread_owner`` (middleware) or ``user_id`` (reference graph)."""
+    return values.get("thread_owner") or values.get("user_id")
+
+
+def _user_for(user_id: str | None, values: Mapping[str, Any], thread_id: str) -> str:
+    """Whom to archive for: the thread's owner; an explicit other user is an error."""
+    owner = _owner(values)
+    if user_id is None:
+        return resolve_identity(user_id=owner).user_id
+    uid = resolve_identity(user_id=user_id).user_id
+    check_thread_owner(owner, uid, thread_id)
+    return uid
 
 
 def end_session(
@@ -146,8 +162,9 @@ def end_session(
             agent with :class:`~langmem_layers.MemoryMiddleware`.
         thread_id: The session to end.
         memory: The :class:`~langmem_layers.MemoryLayers` the graph runs.
-        user_id: Its user (default: the ``user_id`` the reference graph stored
-            in state; an agent's state holds none, so pass it for an agent).
+        user_id: Its user (default: the thread's owner, stored in its state by
+            the reference graph or the middleware). Needed only for a thread
+            that has no owner yet; another user than the owner is an error.
         force: Archive even a trivial session (as if the user asked).
 
     Returns:
@@ -155,6 +172,7 @@ def end_session(
 
     Raises:
         MissingUserIdError: no user id given and none stored in the thread.
+        ThreadOwnershipError: ``user_id`` is not the thread's owner.
         ConfigurationError: ``memory`` is not a :class:`~langmem_layers.MemoryLayers`.
 
     Example:
@@ -194,7 +212,7 @@ def _end(
     graph: Any, memory: MemoryLayers, thread_id: str, user_id: str | None, force: bool
 ) -> Core[SessionEndReport]:
     state = yield store_call(graph, "get_state", _config(thread_id))
-    uid = _user_for(user_id, state.values or {})
+    uid = _user_for(user_id, state.values or {}, thread_id)
     messages = yield from _transcript(graph, thread_id)
     changes = yield twin(
         memory.updater,
@@ -261,7 +279,8 @@ def expire_idle_sessions(
 
     The archive (episodic write policy, final profile extraction) runs first;
     a thread is deleted only if that succeeded, so nothing is lost when it
-    fails (the error is logged and the thread is kept for the next run).
+    fails (the error is logged and the thread is kept for the next run). Each
+    thread is archived for its stored owner (the first user who wrote to it).
 
     Args:
         graph: A graph built by :func:`~langmem_layers.build_memory_graph`, with a checkpointer.

@@ -39,6 +39,7 @@ EXPECTED = [
     "Storage",
     "StorageError",
     "Summarizer",
+    "ThreadOwnershipError",
     "TokenCounter",
     "ToolOutcome",
     "ToolTips",

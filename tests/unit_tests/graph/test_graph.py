@@ -263,15 +263,6 @@ async def test_async_missing_user_id_raises(make_graph: MakeGraph, episodes: Epi
     assert episodes.collection.count() == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "BUG graph.py: the input is checkpointed before load_memory raises MissingUserIdError, "
-        "so the thread keeps a message with no user_id; expire_idle_sessions can never archive "
-        "it (MissingUserIdError logged on every run) and never deletes it"
-    ),
-)
 def test_missing_user_id_leaves_no_thread_behind(make_graph: MakeGraph, saver: Any) -> None:
     import time
 
