@@ -13,7 +13,8 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -207,10 +208,40 @@ def _cmd_forget(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in {"y", "yes"}:
             print("nothing deleted")
             return 0
-    with _Backends(args.storage) as env:
-        counts = forget_user_everywhere(args.user, store=env.store, episodes=env.episodes)
-    print("deleted: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    with _forget_backends(args.storage) as (storage, store, checkpointer, episodes):
+        report = forget_user_everywhere(
+            args.user, store=store, episodes=episodes, checkpointer=checkpointer, storage=storage
+        )
+    print("deleted: " + ", ".join(f"{k}={v}" for k, v in report.deleted.items()))
+    if report.compaction_ran:
+        print(f"compacted: {len(report.compacted)} file(s)")
     return 0
+
+
+@contextmanager
+def _forget_backends(storage_dir: str | None) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """The folder's store, checkpointer and episode store, opened with no embedding model.
+
+    The episode store gets stand-in embeddings that carry the collection's own
+    embeddings id and refuse to embed: deleting needs no model, so a folder
+    written with any embeddings can be forgotten from.
+    """
+    from langmem_layers._compact import RefusingEmbeddings, stored_embeddings_id
+    from langmem_layers.defaults import Storage
+    from langmem_layers.episodic import EpisodeStore
+    from langmem_layers.episodic.store import DEFAULT_COLLECTION
+
+    storage = Storage(storage_dir)
+    if not storage.path.is_dir():
+        raise FileNotFoundError(f"storage folder {storage.path} does not exist")
+    with storage.store() as store, storage.checkpointer() as checkpointer:
+        episodes = None
+        if (storage.chroma_path / "chroma.sqlite3").is_file():
+            client = storage.chroma_client()
+            stored = stored_embeddings_id(client, DEFAULT_COLLECTION)
+            if stored is not None:
+                episodes = EpisodeStore(client, embeddings=RefusingEmbeddings(stored))
+        yield storage, store, checkpointer, episodes
 
 
 def _cmd_import(args: argparse.Namespace) -> int:

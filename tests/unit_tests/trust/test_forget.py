@@ -1,0 +1,241 @@
+"""Forgetting leaves nothing (issue 11, item 3).
+
+Two users write to every layer through the reference graph on ``Storage(tmp)``
+(SqliteSaver + SqliteStore + Chroma): turns, profile values, procedural records,
+episodes from session end. Forgetting one (API, then CLI for another) must leave
+0 occurrences of their marker texts in any file of the folder (raw UTF-8 and the
+JSON ``\\uXXXX`` escapes), keep the others' data and recall, and leave no thread
+for ``expire_idle_sessions`` to archive again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chromadb.api.shared_system_client import SharedSystemClient
+
+from langmem_layers import MemoryLayers, Storage, build_memory_graph, end_session
+from langmem_layers.admin import ForgetReport, aforget_user_everywhere, forget_user_everywhere
+from langmem_layers.cli import main
+from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.procedural import ProceduralMemory, ToolOutcome
+from langmem_layers.semantic import ProfileStore
+from langmem_layers.sessions import expire_idle_sessions
+from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
+
+USERS = {
+    "ada": ("qzadamarker", "Ådaçésecret", "秘密阿达"),
+    "bob": ("qzbobmarker", "Bøbñandú", "鲍勃秘密"),
+    "cyd": ("qzcydmarker", "Çydœuvre", "赛德秘密"),
+}
+
+
+def _forms(marker: str) -> list[bytes]:
+    forms = [marker.encode("utf-8")]
+    if not marker.isascii():
+        escaped = "".join(c if c.isascii() else f"\\u{ord(c):04x}" for c in marker)
+        forms += [escaped.encode(), escaped.upper().replace("\\U", "\\u").encode()]
+    return forms
+
+
+def scan_files(folder: Path, user: str) -> dict[str, int]:
+    """Occurrences of the user's markers per file under ``folder`` (raw bytes)."""
+    hits: dict[str, int] = {}
+    for file in sorted(folder.rglob("*")):
+        if file.is_file():
+            data = file.read_bytes()
+            n = sum(data.count(f) for m in USERS[user] for f in _forms(m))
+            if n:
+                hits[str(file.relative_to(folder))] = n
+    return hits
+
+
+def scan(folder: Path, user: str) -> int:
+    """Occurrences of the user's markers in every file under ``folder`` (raw bytes)."""
+    return sum(scan_files(folder, user).values())
+
+
+def _sentence(user: str, i: int) -> str:
+    a, b, c = USERS[user]
+    return f"Note {i}: my codeword is {a}, I love {b} and {c}. Please remember this."
+
+
+@pytest.fixture(autouse=True)
+def _fresh_chroma() -> Iterator[None]:
+    SharedSystemClient.clear_system_cache()
+    yield
+    SharedSystemClient.clear_system_cache()
+
+
+class Folder:
+    """The reference graph on one storage folder, open while the test runs."""
+
+    def __init__(self, path: Path, embeddings: Any) -> None:
+        self.storage = Storage(path)
+        self._stack = ExitStack()
+        self.store = self._stack.enter_context(self.storage.store())
+        self.saver = self._stack.enter_context(self.storage.checkpointer())
+        self.memory = MemoryLayers(storage=self.storage, embeddings=embeddings)
+        model = FakeChatModel(responses=[], default="Noted, I will remember that.")
+        self.graph = build_memory_graph(
+            model, memory=self.memory, checkpointer=self.saver, store=self.store
+        )
+
+    def fill(self, user: str, threads: int = 2, turns: int = 3) -> None:
+        a, b, c = USERS[user]
+        for t in range(threads):
+            cfg = {"configurable": {"thread_id": f"{user}-t{t}", "user_id": user}}
+            for i in range(turns):
+                self.graph.invoke({"messages": [("user", _sentence(user, i))]}, cfg)
+            end_session(self.graph, thread_id=f"{user}-t{t}", memory=self.memory, force=True)
+        # one more thread left open (expiry would archive it)
+        cfg = {"configurable": {"thread_id": f"{user}-open", "user_id": user}}
+        self.graph.invoke({"messages": [("user", _sentence(user, 9))]}, cfg)
+        ProfileStore(self.store).add(user, "interests", f"{b} {a}")
+        ProfileStore(self.store).add(user, "context", f"{a} in {c}", key="location")
+        ProfileStore(self.store).add(user, "context", c, key="location")
+        procedural = ProceduralMemory(self.store)
+        procedural.record("lookup", {"q": a}, ToolOutcome(success=True, output=b), user_id=user)
+        procedural.record(
+            "lookup",
+            {"q": c},
+            ToolOutcome(success=False, error_message=f"{a} missing"),
+            user_id=user,
+        )
+        procedural.flush()
+
+    def close(self) -> None:
+        self.memory.episodes.close()
+        self._stack.close()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Iterator[Folder]:
+    f = Folder(tmp_path / "st", DeterministicEmbeddings())
+    for user in USERS:
+        f.fill(user)
+    yield f
+    f.close()
+
+
+def _recall_hits(episodes: EpisodeStore, user: str) -> int:
+    """Turns recalled for the user's codeword that carry it."""
+    retriever = EpisodicRetriever(store=episodes, user_id=user, k=5, kinds=("turn",))
+    docs = retriever.invoke(f"my codeword {USERS[user][0]}")
+    return sum(USERS[user][0] in d.page_content for d in docs)
+
+
+def test_api_and_cli_forget_leave_zero_bytes(
+    folder: Folder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = folder.storage.path
+    before = {u: scan(root, u) for u in USERS}
+    assert all(n > 0 for n in before.values()), before
+
+    report = forget_user_everywhere(
+        "ada",
+        store=folder.store,
+        episodes=folder.memory.episodes,
+        checkpointer=folder.saver,
+        storage=folder.storage,
+    )
+    assert isinstance(report, ForgetReport) and report.compaction_ran
+    d = report.deleted
+    assert d["semantic"] > 0 and d["procedural"] > 0 and d["episodes"] >= 2 and d["turns"] > 0
+    assert d["threads"] == 3 and report["threads"] == 3
+    after_api = {u: scan(root, u) for u in USERS}
+    assert after_api["ada"] == 0, after_api
+    assert after_api["bob"] > 0 and after_api["cyd"] > 0
+    assert _recall_hits(folder.memory.episodes, "bob") > 0
+    assert _recall_hits(folder.memory.episodes, "ada") == 0
+
+    # expiry afterwards: nothing of ada's left to archive
+    reports = expire_idle_sessions(
+        folder.graph, memory=folder.memory, ttl=60, now=time.time() + 3600
+    )
+    assert reports and {r.user_id for r in reports} == {"bob", "cyd"}
+    assert folder.memory.episodes.list_episodes("ada") == []
+    assert ProfileStore(folder.store).get("ada").items == []
+    assert scan(root, "ada") == 0
+
+    # the CLI, on the same folder (its own connections), for bob
+    folder.memory.episodes.close()
+    code = main(["--storage", str(root), "forget", "--user", "bob", "--yes"])
+    out = capsys.readouterr().out
+    assert code == 0 and "episodes=" in out and "compacted" in out
+    after_cli = {u: scan(root, u) for u in USERS}
+    assert after_cli["bob"] == 0 and after_cli["ada"] == 0 and after_cli["cyd"] > 0, after_cli
+    print(f"\nbyte scan before {before}, after API forget(ada) {after_api}, after CLI {after_cli}")
+
+    # cyd intact: profile, episodes, procedural, recall
+    SharedSystemClient.clear_system_cache()
+    episodes = EpisodeStore(storage=folder.storage, embeddings=DeterministicEmbeddings())
+    assert len(episodes.list_episodes("cyd")) >= 2
+    assert USERS["cyd"][2] in ProfileStore(folder.store).get("cyd").values("context")
+    assert _recall_hits(episodes, "cyd") > 0
+    cfg = {"configurable": {"thread_id": "cyd-new", "user_id": "cyd"}}
+    layers = MemoryLayers(episodes=episodes)
+    graph = build_memory_graph(
+        FakeChatModel(responses=[], default="ok"),
+        memory=layers,
+        checkpointer=folder.saver,
+        store=folder.store,
+    )
+    graph.invoke({"messages": [("user", f"what is my codeword {USERS['cyd'][0]}?")]}, cfg)
+    assert layers.episodes.list_episodes("cyd")
+    layers.episodes.close()
+    SharedSystemClient.clear_system_cache()  # whatever Chroma writes on closing
+    assert scan_files(root, "ada") == {} and scan_files(root, "bob") == {}
+
+
+def test_async_forget(folder: Folder) -> None:
+    root = folder.storage.path
+
+    async def go() -> ForgetReport:
+        async with folder.storage.astore() as store, folder.storage.acheckpointer() as saver:
+            return await aforget_user_everywhere(
+                "bob",
+                store=store,
+                episodes=folder.memory.episodes,
+                checkpointer=saver,
+                storage=folder.storage,
+            )
+
+    report = asyncio.run(go())
+    assert report.deleted["threads"] == 3 and report.deleted["episodes"] >= 2
+    assert report.compaction_ran
+    assert scan_files(root, "bob") == {}
+    assert scan(root, "ada") > 0 and scan(root, "cyd") > 0
+    assert len(folder.memory.episodes.list_episodes("ada")) >= 2
+
+
+def test_cli_forget_on_folder_with_other_embeddings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No embedding model is loaded: the default one would refuse this folder."""
+    f = Folder(tmp_path / "other", DeterministicEmbeddings())
+    f.fill("ada", threads=1, turns=2)
+    f.fill("bob", threads=1, turns=2)
+    f.close()
+    SharedSystemClient.clear_system_cache()
+    code = main(["--storage", str(tmp_path / "other"), "forget", "--user", "ada", "--yes"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "episodes=" in captured.out and "threads=2" in captured.out
+    assert scan(tmp_path / "other", "ada") == 0
+    assert scan(tmp_path / "other", "bob") > 0
+
+
+def test_forget_without_compaction_and_memory_argument(folder: Folder) -> None:
+    report = forget_user_everywhere(
+        "cyd", memory=folder.memory, store=folder.store, checkpointer=folder.saver, compact=False
+    )
+    assert report.compacted == () and not report.compaction_ran
+    assert report.deleted["episodes"] >= 2 and report.deleted["threads"] == 3
+    assert folder.memory.episodes.list_episodes("cyd") == []
