@@ -1,10 +1,11 @@
 """One identity rule, and exact isolation between adversarial user ids (issue 11, items 1 and 6).
 
-The fuzz writes a distinct marker for each of ~70 hostile ids into every layer
+The fuzz writes a distinct marker for each of 75 hostile ids into every layer
 (profile, episodes, procedural log, a reference-graph turn), then makes thousands
 of random reads as random users through every read path (sync and async, the
-retriever, the graph's recalled items and the prompt the model received,
-``export_user``, namespace listing) and counts markers of *other* users seen.
+retriever, the graph's recalled items and the prompt the model received, the
+prompt a ``create_agent`` agent with ``MemoryMiddleware`` sent, ``export_user``,
+namespace listing) and counts markers of *other* users seen.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
+from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
@@ -39,6 +41,7 @@ from langmem_layers.cli import main as cli_main
 from langmem_layers.context import MAX_USER_ID_LENGTH, auser_namespaces, user_namespaces
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
+from langmem_layers.middleware import MemoryMiddleware
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 
@@ -148,7 +151,11 @@ def _seen(obj: Any) -> set[int]:
 
 
 class _World:
-    """Every layer written by every adversarial user, on in-memory stores + Chroma."""
+    """Every layer written by every adversarial user, on in-memory stores + Chroma.
+
+    The reference graph and a ``create_agent`` agent with ``MemoryMiddleware``
+    share the layers, the store and the (scripted) model.
+    """
 
     def __init__(self, episodes: EpisodeStore) -> None:
         self.store = InMemoryStore()
@@ -159,6 +166,13 @@ class _World:
         memory = MemoryLayers(config=MemoryConfig(), episodes=episodes, procedural=self.procedural)
         self.graph = build_memory_graph(
             self.model, memory=memory, checkpointer=InMemorySaver(), store=self.store
+        )
+        self.agent = create_agent(
+            self.model,
+            [],
+            middleware=[MemoryMiddleware(memory)],
+            store=self.store,
+            checkpointer=InMemorySaver(),
         )
         self.retrievers: dict[int, EpisodicRetriever] = {}
 
@@ -199,6 +213,15 @@ def _sync_reads(world: _World) -> list[Callable[[int, int], Any]]:
         )
         return [out.get("recalled_episodes"), w.model.calls[before:]]
 
+    def agent_read(i: int, victim: int) -> Any:
+        before = len(w.model.calls)
+        w.agent.invoke(
+            {"messages": [("user", "What is my lucky word? Any lucky word noted?")]},
+            {"configurable": {"thread_id": f"m{i}-{victim}-{random.random()}"}},
+            context={"user_id": IDS[i]},
+        )
+        return w.model.calls[before:]
+
     return [
         lambda i, v: w.profiles.get(IDS[i]),
         lambda i, v: w.profiles.history(IDS[i]),
@@ -210,6 +233,7 @@ def _sync_reads(world: _World) -> list[Callable[[int, int], Any]]:
         lambda i, v: w.procedural.tool_tips(["probe"], user_id=IDS[i]),
         lambda i, v: [w.store.search(ns) for ns in user_namespaces(w.store, IDS[i])],
         lambda i, v: export_user(IDS[i], store=w.store, episodes=w.episodes),
+        agent_read,  # create_agent + MemoryMiddleware: the prompt the model received
         graph_read,
     ]  # fmt: skip
 
@@ -262,11 +286,11 @@ def test_isolation_fuzz_no_cross_user_reads(world: _World) -> None:
     failures: list[str] = []
     # every reader once through every path (a full sweep), then random reads
     plan = [(k, i, rng.randrange(n_ids)) for i in range(n_ids) for k in range(len(reads))]
+    cheap = len(reads) - 2  # the last two (agent, graph) run whole turns: fewer of them
     plan += [
-        (rng.randrange(len(reads) - 1), rng.randrange(n_ids), rng.randrange(n_ids))
-        for _ in range(1800)
+        (rng.randrange(cheap), rng.randrange(n_ids), rng.randrange(n_ids)) for _ in range(1800)
     ]
-    plan += [(len(reads) - 1, rng.randrange(n_ids), rng.randrange(n_ids)) for _ in range(60)]
+    plan += [(k, rng.randrange(n_ids), rng.randrange(n_ids)) for k in (cheap, cheap + 1) * 40]
     for kind, reader, victim in plan:
         seen = _seen(reads[kind](reader, victim))
         total += 1
