@@ -20,6 +20,7 @@ from langmem_layers.context import (
     Identity,
     RunScope,
     encode_label,
+    normalize_user_id,
     resolve_identity,
     user_namespace,
 )
@@ -78,7 +79,7 @@ def with_user_id(scope: RunScope | None, user_id: str | None) -> RunScope:
         return scope or RunScope()
     if scope is None:
         return RunScope(user_id=user_id)
-    if scope.user_id is not None and scope.user_id != user_id:
+    if scope.user_id is not None and normalize_user_id(scope.user_id) != normalize_user_id(user_id):
         raise ConfigurationError(
             f"two user ids: user_id={user_id!r} and scope.user_id={scope.user_id!r}; pass one"
         )

@@ -419,3 +419,12 @@ def test_cli_applies_the_rule(tmp_path: Any, capsys: pytest.CaptureFixture[str])
     assert "control character" in capsys.readouterr().err
     assert cli_main(["--storage", folder, "export", "--user", "   "]) == 1
     assert "user id" in capsys.readouterr().err
+
+
+def test_procedural_scope_and_keyword_ids_compare_by_the_rule() -> None:
+    memory = ProceduralMemory(InMemoryStore())
+    ok = ToolOutcome(success=True)
+    memory.record("t", {}, ok, scope=RunScope(user_id="ada"), user_id=" ada ")
+    assert len(memory.outcomes("t", user_id="ada")) == 1
+    with pytest.raises(ConfigurationError, match="two user ids"):
+        memory.record("t", {}, ok, scope=RunScope(user_id="ada"), user_id="bob")
