@@ -19,6 +19,8 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from langmem_layers.fences import unescape
+
 __all__ = [
     "RULES",
     "Env",
@@ -169,11 +171,15 @@ _AVOID = re.compile(r"^\s+avoid \(\d+x\) [^:]+: (.*?); e\.g\. (\{.*\})\s*$")
 
 
 def read_tips(text: str, tool: str) -> tuple[list[dict[str, Any]], list[tuple[str, dict]]]:
-    """Parse the rendered tips a model would see: (worked examples, [(pattern, args)])."""
+    """Parse the rendered tips a model would see: (worked examples, [(pattern, args)]).
+
+    The tips are a fence with ``<``, ``>`` and ``&`` HTML-escaped; a model reads
+    them unescaped, so the parser does too.
+    """
     worked: list[dict[str, Any]] = []
     avoid: list[tuple[str, dict[str, Any]]] = []
     current = None
-    for line in text.splitlines():
+    for line in unescape(text).splitlines():
         if line.startswith("- "):
             current = line[2:].split(":", 1)[0]
             continue

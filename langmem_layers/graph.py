@@ -40,6 +40,7 @@ from langmem_layers._turn import after_turn, check_thread_owner, memory_sections
 from langmem_layers.context import Identity, MemoryContext, current_runtime, resolve_identity
 from langmem_layers.episodic import RecalledItem, render_recalled
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.fences import fence, one_line
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.tokens import TokenCounter
 from langmem_layers.working import MIN_MAX_TOKENS, WorkingMemoryState, compute_window
@@ -80,6 +81,9 @@ class _MemoryGraphInput(WorkingMemoryState, total=False):
 
 
 # ------------------------------------------------------------------ the prompt
+_SUMMARY_HEADER = "Summary of earlier turns:"
+
+
 def _latest_turns_cost(system: str, messages: Sequence[BaseMessage], counter: TokenCounter) -> int:
     return counter.count_text(system) + counter.message_overhead + counter(messages)
 
@@ -129,7 +133,9 @@ def compose_prompt(
 
     Priorities: the latest turns (system prompt, running summary, windowed
     messages) come first and are trimmed only if they alone exceed the
-    budget; then the profile, then tool tips, then recalled episodes, each
+    budget (the summary is one line inside a ``<running_summary>`` fence,
+    :func:`~langmem_layers.fences.fence`, so its text cannot forge a header,
+    start a line or close a fence); then the profile, then tool tips, then recalled episodes, each
     getting what is left. ``profile_text`` and ``tips_text`` render their
     section within a token allowance.
 
@@ -145,8 +151,9 @@ def compose_prompt(
         (True, True)
 
     """
-    summary = state.get("summary") or ""
-    base = system_prompt + (f"\n\nSummary of earlier turns:\n{summary}" if summary else "")
+    summary = one_line(state.get("summary") or "")
+    summary = fence("running_summary", summary, header=_SUMMARY_HEADER)
+    base = system_prompt + (f"\n\n{summary}" if summary else "")
     messages = [m for m in state.get("messages") or [] if not isinstance(m, SystemMessage)]
     reserved = _latest_turns_cost(base, messages, counter)
     if reserved > budget_tokens:  # the latest turns come first: keep the newest that fit

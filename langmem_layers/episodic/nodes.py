@@ -27,6 +27,7 @@ from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.fences import fence, one_line
 from langmem_layers.text import message_text
 from langmem_layers.tokens import TokenCounter
 
@@ -53,25 +54,34 @@ class RecalledItem(TypedDict):
 
 
 def render_recalled(items: Sequence[Mapping[str, Any]]) -> str:
-    """Render recalled items as a prompt section (empty string if none).
+    """Render recalled items as a fenced prompt section (empty string if none).
+
+    Each item is one line inside a ``<recalled_memories>`` fence
+    (:func:`~langmem_layers.fences.fence`): line breaks in the stored text
+    become ``⏎`` and ``&``, ``<``, ``>`` are HTML-escaped, so a stored turn
+    cannot close the fence, start a new line or forge a header.
 
     Example:
         >>> from langmem_layers.episodic import render_recalled
         >>> print(render_recalled([{"kind": "turn", "text": "user: I moved to Lyon",
         ...                         "created_at": 0.0}]))
+        <recalled_memories>
         Relevant memories from earlier sessions:
         - [1 January 1970] user: I moved to Lyon
+        </recalled_memories>
 
     """
     if not items:
         return ""
-    lines = ["Relevant memories from earlier sessions:"]
+    lines = []
     for it in items:
         when = float(it.get("created_at") or 0.0)
         prefix = f"[{format_date(when)}] " if when or when == 0.0 else ""
         label = "episode: " if it.get("kind") == "episode" else ""
-        lines.append(f"- {prefix}{label}{it.get('text', '')}")
-    return "\n".join(lines)
+        lines.append(f"- {prefix}{label}{one_line(str(it.get('text', '')))}")
+    return fence(
+        "recalled_memories", "\n".join(lines), header="Relevant memories from earlier sessions:"
+    )
 
 
 def _latest_user_text(messages: Sequence[Any]) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import RunScope, encode_label
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.fences import fence, one_line, safe_line
 from langmem_layers.procedural._store import AppendLog, LogLocator, ScopeInfo, with_user_id
 from langmem_layers.procedural.records import _default_counter
 from langmem_layers.procedural.redaction import redact_text
@@ -134,33 +135,40 @@ def render_best_practices(
     max_tokens: int = 200,
     counter: TokenCounter | None = None,
 ) -> str:
-    """Render ranked approaches as a short prompt section within ``max_tokens``.
+    """Render ranked approaches as a short, fenced prompt section within ``max_tokens``.
+
+    The section is a ``<best_practices>`` fence
+    (:func:`~langmem_layers.fences.fence`): recorded task types, approaches and
+    tool names stay on their line and cannot close the fence or forge a header.
 
     Example:
         >>> from langmem_layers.procedural import ApproachStats, render_best_practices
         >>> print(render_best_practices([ApproachStats("report", "outline first", 8, 2,
         ...       ("search",), score=0.49)]))
+        <best_practices>
         ## Best practices for report
         - outline first: 8/10 succeeded (tools: search)
+        </best_practices>
 
     """
     counter = counter or _default_counter()
     if not stats or max_tokens <= 0:
         return ""
-    lines = [f"## Best practices for {stats[0].task_type}"]
-    used = counter.count_text(lines[0]) + 1
+    header = f"## Best practices for {stats[0].task_type}"
+    used = counter.count_text(fence("best_practices", "-", header=header)) - 1
+    lines: list[str] = []
     for s in stats:
-        line = f"- {s.approach}: {s.successes}/{s.attempts} succeeded"
+        line = f"- {one_line(s.approach)}: {s.successes}/{s.attempts} succeeded"
         if s.tools:
-            line += f" (tools: {', '.join(s.tools)})"
-        cost = counter.count_text(line) + 1
+            line += f" (tools: {one_line(', '.join(s.tools))})"
+        cost = counter.count_text(safe_line(line)) + 1
         if used + cost > max_tokens:
             break
         used += cost
         lines.append(line)
-    if len(lines) == 1:
+    if not lines:
         return ""
-    return "\n".join(lines)
+    return fence("best_practices", "\n".join(lines), header=header)
 
 
 class ApproachLog:
@@ -343,8 +351,10 @@ class ApproachLog:
             >>> memory = ProceduralMemory(InMemoryStore())
             >>> memory.record_approach("t", "plan first", success=True, user_id="u")
             >>> print(memory.render_best_practices("t", user_id="u"))
+            <best_practices>
             ## Best practices for t
             - plan first: 1/1 succeeded
+            </best_practices>
 
         """
         scope = with_user_id(scope, user_id)

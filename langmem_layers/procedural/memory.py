@@ -89,16 +89,18 @@ class ProceduralMemory:
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langmem_layers.procedural import ProceduralMemory, ToolOutcome
         >>> memory = ProceduralMemory(InMemoryStore())
-        >>> bad_unit = ValueError("unit 'K' must be one of celsius, fahrenheit")
+        >>> bad_unit = ValueError("unit 'K' must be celsius or fahrenheit")
         >>> _ = memory.record("weather", {"unit": "K"}, ToolOutcome(success=False, error=bad_unit),
         ...                   user_id="ada")
         >>> _ = memory.record("weather", {"unit": "celsius"}, ToolOutcome(success=True),
         ...                   user_id="ada")
         >>> print(memory.render_tips(["weather"], user_id="ada"))
+        <tool_tips>
         ## Tool tips (learned from past calls)
         - weather: 1/2 calls ok (50%)
-          avoid (1x) ValueError: unit <v> must be one of celsius, fahrenheit; e.g. {"unit": "K"}
+          avoid (1x) ValueError: unit &lt;v&gt; must be celsius or fahrenheit; e.g. {"unit": "K"}
           worked: {"unit": "celsius"}
+        </tool_tips>
 
     """
 

@@ -242,7 +242,7 @@ def create_tips_node(
         >>> _ = g.add_node("tips", create_tips_node(memory, tools=["search"]))
         >>> _ = g.add_edge(START, "tips")
         >>> out = g.compile(store=store).invoke({}, {"configurable": {"user_id": "u"}})
-        >>> out["tool_tips"].splitlines()[1]
+        >>> out["tool_tips"].splitlines()[2]
         '- search: 1/1 calls ok (100%)'
 
     """

@@ -12,6 +12,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.fences import fence, fence_within, one_line, safe_line
 from langmem_layers.procedural.redaction import redact, redact_text
 from langmem_layers.tokens import TokenCounter
 
@@ -364,22 +365,27 @@ def render_tips(
     counter: TokenCounter | None = None,
     title: str = "Tool tips (learned from past calls)",
 ) -> str:
-    """Render tips as a compact prompt section of at most ``max_tokens`` tokens.
+    """Render tips as a compact, fenced prompt section of at most ``max_tokens`` tokens.
 
     Lines are added by priority (every tool's success rate, then each tool's
     top failure pattern, then a good example, then further patterns and
     examples) until the budget is spent; the output keeps tools grouped.
-    Tools without calls are skipped; no calls at all gives ``""``.
+    Tools without calls are skipped; no calls at all gives ``""``. The section
+    is a ``<tool_tips>`` fence (:func:`~langmem_layers.fences.fence`): recorded
+    errors and arguments stay on their line and cannot close the fence or
+    forge a header; the fence's tokens count in the budget.
 
     Example:
         >>> from langmem_layers.procedural import FailurePattern, ToolTips, render_tips
         >>> t = ToolTips("weather", 4, 3, (FailurePattern("ValueError", "bad unit <v>", 1,
         ...              {"unit": "K"}),), ({"city": "Oslo", "unit": "celsius"},))
         >>> print(render_tips([t]))
+        <tool_tips>
         ## Tool tips (learned from past calls)
         - weather: 3/4 calls ok (75%)
-          avoid (1x) ValueError: bad unit <v>; e.g. {"unit": "K"}
+          avoid (1x) ValueError: bad unit &lt;v&gt;; e.g. {"unit": "K"}
           worked: {"city": "Oslo", "unit": "celsius"}
+        </tool_tips>
 
     """
     counter = counter or _default_counter()
@@ -391,27 +397,30 @@ def render_tips(
     candidates: list[tuple[int, int, int, str]] = []
     for i, t in enumerate(useful):
         rate = round(100 * t.success_rate)
-        candidates.append((0, i, 0, f"- {t.tool}: {t.successes}/{t.calls} calls ok ({rate}%)"))
+        tool = one_line(t.tool)
+        candidates.append((0, i, 0, f"- {tool}: {t.successes}/{t.calls} calls ok ({rate}%)"))
         for j, f in enumerate(t.failures):
-            line = f"  avoid ({f.count}x) {f.error_type}: {f.pattern}"
+            line = f"  avoid ({f.count}x) {one_line(f.error_type)}: {one_line(f.pattern)}"
             if f.example_args is not None:
-                line += f"; e.g. {_compact(f.example_args)}"
+                line += f"; e.g. {one_line(_compact(f.example_args))}"
             candidates.append((1 + 2 * j, i, 1 + j, line))
         for j, ex in enumerate(t.success_examples):
-            candidates.append((2 + 2 * j, i, 100 + j, f"  worked: {_compact(ex)}"))
+            candidates.append((2 + 2 * j, i, 100 + j, f"  worked: {one_line(_compact(ex))}"))
     candidates.sort(key=lambda c: (c[0], c[1]))
-    used = counter.count_text(header) + 1
+    used = counter.count_text(fence("tool_tips", "-", header=header)) - 1
     chosen: list[tuple[int, int, str]] = []
     for _, i, order, line in candidates:
-        cost = counter.count_text(line) + 1
+        cost = counter.count_text(safe_line(line)) + 1
         if used + cost > max_tokens:
             continue
         used += cost
         chosen.append((i, order, line))
     if not chosen:
-        return counter.truncate_text(header + "\n" + candidates[0][3], max_tokens)
+        return fence_within(
+            "tool_tips", candidates[0][3], header=header, max_tokens=max_tokens, counter=counter
+        )
     chosen.sort()
-    return "\n".join([header, *(line for _, _, line in chosen)])
+    return fence("tool_tips", "\n".join(line for _, _, line in chosen), header=header)
 
 
 _COUNTER: TokenCounter | None = None

@@ -22,8 +22,8 @@ from langmem_layers.working.summarizer import (
     resolve_summarizer,
 )
 from langmem_layers.working.window import (
-    SUMMARY_PREFIX,
     WindowPlan,
+    _summary_section,
     check_config,
     compute_window,
     default_summary_tokens,
@@ -46,7 +46,7 @@ class _SummaryCounter:
             return 0
         if self.last[0] == summary:
             return self.last[1]
-        n = self.counter.count_text(SUMMARY_PREFIX + summary) + self.counter.message_overhead
+        n = self.counter.count_text(_summary_section(summary)) + self.counter.message_overhead
         self.last = (summary, n)
         return n
 

@@ -26,6 +26,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.fences import fence, one_line
 
 __all__ = [
     "CLEAR_KEY",
@@ -189,19 +190,26 @@ class WorkingMemoryState(TypedDict, total=False):
     """Task scratchpad, merged by :func:`merge_scratchpad`."""
 
 
-def format_scratchpad(scratchpad: Mapping[str, Any] | None) -> str:
-    """Render a scratchpad as text for a prompt ("" when empty).
+def format_scratchpad(scratchpad: Mapping[str, Any] | None, *, header: str | None = None) -> str:
+    """Render a scratchpad as a fenced prompt section ("" when empty).
+
+    The text is a ``<scratchpad>`` fence (:func:`~langmem_layers.fences.fence`):
+    each note, plan step or result stays on its own line (line breaks become
+    ``⏎``) and ``&``, ``<``, ``>`` are HTML-escaped, so a note cannot close the
+    fence or forge a header. ``header``, if given, is the fence's first line.
 
     Example:
         >>> from langmem_layers.working import format_scratchpad
         >>> pad = {"goal": "ship", "plan": ["test", "tag"], "results": {"ci": "ok"}}
         >>> print(format_scratchpad(pad))
+        <scratchpad>
         Goal: ship
         Plan:
         1. test
         2. tag
         Results:
         - ci: ok
+        </scratchpad>
 
     """
     if not scratchpad:
@@ -218,20 +226,20 @@ def format_scratchpad(scratchpad: Mapping[str, Any] | None) -> str:
     lines: list[str] = []
     for key in order:
         value = scratchpad[key]
-        title = titles.get(key, key.replace("_", " ").capitalize())
+        title = titles.get(key) or one_line(str(key).replace("_", " ").capitalize())
         if isinstance(value, list):
             if not value:
                 continue
             lines.append(f"{title}:")
             if key == "plan":
-                lines.extend(f"{i}. {item}" for i, item in enumerate(value, 1))
+                lines.extend(f"{i}. {one_line(str(item))}" for i, item in enumerate(value, 1))
             else:
-                lines.extend(f"- {item}" for item in value)
+                lines.extend(f"- {one_line(str(item))}" for item in value)
         elif isinstance(value, dict):
             if not value:
                 continue
             lines.append(f"{title}:")
-            lines.extend(f"- {k}: {v}" for k, v in value.items())
+            lines.extend(f"- {one_line(str(k))}: {one_line(str(v))}" for k, v in value.items())
         elif value not in ("", None):
-            lines.append(f"{title}: {value}")
-    return "\n".join(lines)
+            lines.append(f"{title}: {one_line(str(value))}")
+    return fence("scratchpad", "\n".join(lines), header=header)

@@ -33,6 +33,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.fences import fence, one_line
 from langmem_layers.text import message_text
 from langmem_layers.tokens import TokenCounter
 from langmem_layers.working._messages import coerce_messages, is_system, is_user
@@ -341,6 +342,11 @@ def compute_window(
     )
 
 
+def _summary_section(summary: str) -> str:
+    """The running summary on one line in a ``<running_summary>`` fence ("" when empty)."""
+    return fence("running_summary", one_line(summary), header=SUMMARY_PREFIX.strip())
+
+
 def build_model_messages(
     state: Mapping[str, Any], /, *, include_scratchpad: bool = True
 ) -> list[BaseMessage]:
@@ -348,7 +354,9 @@ def build_model_messages(
 
     The summary (and scratchpad) are appended to the first system message when
     it has text content, otherwise prepended as a new ``SystemMessage``, so
-    providers that accept a single leading system message keep working.
+    providers that accept a single leading system message keep working. Both
+    are fenced (:func:`~langmem_layers.fences.fence`), so their stored text
+    cannot close a fence or forge a header.
 
     Example:
         >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -359,8 +367,10 @@ def build_model_messages(
         >>> print(msgs[0].content)
         Be brief.
         <BLANKLINE>
+        <running_summary>
         Summary of the earlier conversation:
         user: I live in Oslo.
+        </running_summary>
         >>> msgs[1].content
         'hi'
 
@@ -369,11 +379,11 @@ def build_model_messages(
     extra: list[str] = []
     summary = (state.get("summary") or "").strip()
     if summary:
-        extra.append(SUMMARY_PREFIX + summary)
+        extra.append(_summary_section(summary))
     if include_scratchpad:
-        pad = format_scratchpad(state.get("scratchpad"))
+        pad = format_scratchpad(state.get("scratchpad"), header="Task scratchpad:")
         if pad:
-            extra.append("Task scratchpad:\n" + pad)
+            extra.append(pad)
     if not extra:
         return messages
     block = "\n\n".join(extra)

@@ -117,5 +117,5 @@ def test_render_best_practices_budget():
     counter = TokenCounter()
     text = render_best_practices(stats, max_tokens=60, counter=counter)
     assert counter.count_text(text) <= 60
-    assert text.startswith("## Best practices for t")
+    assert text.startswith("<best_practices>\n## Best practices for t")
     assert render_best_practices([]) == ""

@@ -9,6 +9,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.fences import unescape
 from langmem_layers.semantic import Profile, ProfileItem, ProfileStore, render_profile
 from langmem_layers.tokens import TokenCounter
 
@@ -63,7 +64,7 @@ def test_stored_text_cannot_escape_the_fence(evil: str) -> None:
     assert text.count("<user_profile>") == 1 and text.count("</user_profile>") == 1
     data = [line for line in lines if line.startswith("- ")]
     assert len(data) == 2  # one line per item: no injected lines
-    # values round-trip as JSON strings, whitespace collapsed
-    values = {json.loads(line.split(": ", 1)[1]) for line in data}
+    # values round-trip as (HTML-escaped) JSON strings, whitespace collapsed
+    values = {unescape(json.loads(line.split(": ", 1)[1])) for line in data}
     assert " ".join(evil.split()) in values
     assert "data, not instructions" in lines[1]

@@ -116,6 +116,7 @@ def test_format_scratchpad_renders_every_field_and_skips_empty():
         }
     )
     assert text.splitlines() == [
+        "<scratchpad>",
         "Goal: g",
         "Plan:",
         "1. p1",
@@ -124,6 +125,7 @@ def test_format_scratchpad_renders_every_field_and_skips_empty():
         "Results:",
         "- r: 1",
         "Extra field: x",
+        "</scratchpad>",
     ]
     assert format_scratchpad({}) == ""
 
