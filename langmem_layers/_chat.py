@@ -66,7 +66,9 @@ def run_chat(
                 say(render_profile(profile, max_tokens=800) or "(profile is empty)")
                 continue
             if line == "/forget":
-                counts = forget_user_everywhere(user_id, store=store, episodes=episodes)
+                counts = forget_user_everywhere(
+                    user_id, store=store, episodes=episodes, checkpointer=saver, storage=storage
+                )
                 say("deleted: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
                 continue
             if line.startswith("/remember"):
