@@ -182,10 +182,13 @@ if TYPE_CHECKING:  # pragma: no cover - the public API, listed once (read at run
         record_tool as record_tool,
     )
     from langmem_layers.procedural import (
-        redact as redact,
-    )
-    from langmem_layers.procedural import (
         wilson_lower_bound as wilson_lower_bound,
+    )
+    from langmem_layers.redaction import (
+        RedactionConfig as RedactionConfig,
+    )
+    from langmem_layers.redaction import (
+        redact as redact,
     )
     from langmem_layers.semantic import (
         LLMProfileExtractor as LLMProfileExtractor,

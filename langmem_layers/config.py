@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.redaction import RedactionConfig
 from langmem_layers.tokens import TokenCounter
 from langmem_layers.working import MIN_MAX_TOKENS
 
@@ -125,7 +126,23 @@ class MemoryConfig:
     ``MemoryMiddleware`` does not use this option.
     """
 
+    redaction: RedactionConfig = RedactionConfig()  # noqa: RUF009 (frozen, shared safely)
+    """How secrets are removed before anything reaches long-term memory.
+
+    One pass at the write entry of every layer: episode turns, summaries, key
+    facts and outcomes; profile values (an update holding a credential is
+    dropped) and evidence; tool arguments, outputs, errors and approaches.
+    Add patterns with ``RedactionConfig(extra_patterns=(r"EMP-\\d{6}",))``;
+    ``RedactionConfig(enabled=False)`` switches it off. Checkpoints keep the live
+    conversation as it is: encrypt them with ``Storage(encryption_key=...)``.
+    """
+
     def __post_init__(self) -> None:
+        if not isinstance(self.redaction, RedactionConfig):
+            raise ConfigurationError(
+                f"redaction must be a RedactionConfig, got {type(self.redaction).__name__}; "
+                "e.g. redaction=RedactionConfig(enabled=False) (not read from the environment)"
+            )
         if not isinstance(self.system_prompt, str):
             raise ConfigurationError(
                 f"system_prompt must be a string, got {type(self.system_prompt).__name__}"

@@ -37,6 +37,7 @@ from langmem_layers.errors import ConfigurationError, StorageError
 if TYPE_CHECKING:
     import aiosqlite
     from chromadb.api import ClientAPI
+    from langgraph.checkpoint.serde.base import SerializerProtocol
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from langgraph.store.sqlite import SqliteStore
@@ -80,6 +81,25 @@ def _reported(file: Path) -> Iterator[None]:
         raise StorageError(f"cannot open {file}: {e}; the file was left untouched") from e
 
 
+_AES_KEY_SIZES = (16, 24, 32)
+
+
+def _encryption_key(key: str | bytes | None) -> bytes | None:
+    """The checkpoint key: the argument, else ``$LANGMEM_ENCRYPTION_KEY``; None if neither."""
+    if key is None:
+        key = os.environ.get("LANGMEM_ENCRYPTION_KEY") or None
+    if key is None or key in ("", b""):
+        return None
+    raw = key.encode() if isinstance(key, str) else bytes(key)
+    if len(raw) not in _AES_KEY_SIZES:
+        raise ConfigurationError(
+            f"the checkpoint encryption key must be 16, 24 or 32 bytes (AES-128/192/256), "
+            f"got {len(raw)}; generate one with "
+            "python -c 'import secrets; print(secrets.token_urlsafe(24))' (32 characters)"
+        )
+    return raw
+
+
 class Storage:
     """The storage folder every embedded layer writes into.
 
@@ -96,8 +116,22 @@ class Storage:
     :class:`~langmem_layers.errors.StorageError` (sync and async alike) and
     leaves the file as it is.
 
+    Checkpoints hold the live conversation as it was said (long-term memory is
+    redacted, the working memory is not): pass ``encryption_key`` (or set
+    ``LANGMEM_ENCRYPTION_KEY``) to encrypt them at rest with LangGraph's
+    ``EncryptedSerializer`` (AES in EAX mode, authenticated, via pycryptodome).
+    The key must be 16, 24 or 32 bytes (AES-128/192/256), e.g.
+    ``python -c "import secrets; print(secrets.token_urlsafe(24))"`` (32
+    characters); keep it outside the folder. Checkpoints written before the key
+    was set stay readable; encrypted ones cannot be read without it.
+
     Args:
         path: The folder; default ``$LANGMEM_HOME`` or ``./.langmem``.
+        encryption_key: Key that encrypts the checkpoints; default
+            ``$LANGMEM_ENCRYPTION_KEY``; unset or empty: not encrypted.
+
+    Raises:
+        ConfigurationError: the key is not 16, 24 or 32 bytes long.
 
     Example:
         >>> import tempfile
@@ -115,9 +149,28 @@ class Storage:
 
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        encryption_key: str | bytes | None = None,
+    ) -> None:
         raw = path if path is not None else os.environ.get("LANGMEM_HOME") or DEFAULT_STORAGE_DIR
         self.path = Path(raw).expanduser().resolve()
+        self._key = _encryption_key(encryption_key)
+
+    @property
+    def encrypted(self) -> bool:
+        """Whether :meth:`checkpointer` / :meth:`acheckpointer` encrypt what they write."""
+        return self._key is not None
+
+    def _serde(self) -> SerializerProtocol | None:
+        """LangGraph's ``EncryptedSerializer`` (AES-EAX) for the key, or None without one."""
+        if self._key is None:
+            return None
+        from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+        return EncryptedSerializer.from_pycryptodome_aes(key=self._key)
 
     def __repr__(self) -> str:
         return f"Storage({str(self.path)!r})"
@@ -219,16 +272,21 @@ class Storage:
             await conn.close()
 
     def checkpointer(self) -> AbstractContextManager[SqliteSaver]:
-        """A ``SqliteSaver`` on ``checkpoints.sqlite`` (set up), closed on exit."""
+        """A ``SqliteSaver`` on ``checkpoints.sqlite`` (set up), closed on exit.
+
+        Encrypted when the storage has an encryption key (:attr:`encrypted`).
+        """
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        return self._open(self.checkpoints_path, SqliteSaver)
+        serde = self._serde()
+        return self._open(self.checkpoints_path, lambda conn: SqliteSaver(conn, serde=serde))
 
     def acheckpointer(self) -> AbstractAsyncContextManager[AsyncSqliteSaver]:
         """Async twin of :meth:`checkpointer`: an ``AsyncSqliteSaver`` (``async with``)."""
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        return self._aopen(self.checkpoints_path, AsyncSqliteSaver)
+        serde = self._serde()
+        return self._aopen(self.checkpoints_path, lambda conn: AsyncSqliteSaver(conn, serde=serde))
 
     def store(self) -> AbstractContextManager[SqliteStore]:
         """A ``SqliteStore`` on ``store.sqlite`` (set up), closed on exit."""

@@ -52,6 +52,8 @@ class MemoryLayers:
         embeddings: Embeddings of the default episode store.
         profiles: A :class:`~langmem_layers.semantic.ProfileStore` (custom schema or store).
         procedural: A :class:`~langmem_layers.procedural.ProceduralMemory`.
+            The stores built here get ``config.redaction``; stores you pass keep
+            their own ``redaction=`` (build them with ``redaction=config.redaction``).
         model: The chat model the layers call for window summaries, profile
             extraction and archive decisions (not the agent's model); default
             :func:`~langmem_layers.resolve_chat_model`, offline fallbacks without one.
@@ -100,9 +102,12 @@ class MemoryLayers:
                 "configure the default episode store), not both"
             )
         self.config = config if config is not None else MemoryConfig()
-        self.episodes = episodes or EpisodeStore(storage=storage, embeddings=embeddings)
-        self.profiles = profiles or ProfileStore()
-        self.procedural = procedural or ProceduralMemory()
+        redaction = self.config.redaction
+        self.episodes = episodes or EpisodeStore(
+            storage=storage, embeddings=embeddings, redaction=redaction
+        )
+        self.profiles = profiles or ProfileStore(redaction=redaction)
+        self.procedural = procedural or ProceduralMemory(redaction=redaction)
         self.counter = TokenCounter()
         self.updater = ProfileUpdater(
             self.profiles,
@@ -152,11 +157,12 @@ class MemoryLayers:
         """
         folder = storage if isinstance(storage, Storage) else Storage(storage)
         with folder.store() as store:
+            redaction = (config or MemoryConfig()).redaction
             layers = cls(
                 config=config,
-                episodes=EpisodeStore(storage=folder),
-                profiles=ProfileStore(store),
-                procedural=ProceduralMemory(store),
+                episodes=EpisodeStore(storage=folder, redaction=redaction),
+                profiles=ProfileStore(store, redaction=redaction),
+                procedural=ProceduralMemory(store, redaction=redaction),
                 model=model,
             )
             try:

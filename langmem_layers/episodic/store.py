@@ -49,6 +49,13 @@ from langmem_layers.episodic._mirror import Mirror
 from langmem_layers.episodic._offline import offline_summary
 from langmem_layers.episodic.types import Episode, EpisodeSummary, ForgetResult, episode_id_for
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.redaction import (
+    REDACTED,
+    RedactionConfig,
+    find_secrets,
+    redact_text,
+    scrub,
+)
 from langmem_layers.text import message_text
 from langmem_layers.text import speaker as _speaker
 
@@ -107,6 +114,9 @@ class EpisodeStore:
         storage: Storage folder (or its path) used when no client is given.
         flush_every: Buffered access updates that trigger a write to Chroma.
         flush_seconds: Age of the buffer that triggers a write to Chroma.
+        redaction: How secrets are removed from turns, summaries, key facts and
+            outcomes before they are written
+            (:class:`~langmem_layers.redaction.RedactionConfig`).
 
     Raises:
         ConfigurationError: the collection was written with other embeddings.
@@ -133,6 +143,7 @@ class EpisodeStore:
         storage: Storage | str | None = None,
         flush_every: int = 256,
         flush_seconds: float = 30.0,
+        redaction: RedactionConfig | None = None,
     ) -> None:
         if not 3 <= len(collection_name) <= 512:
             raise ConfigurationError(
@@ -151,6 +162,7 @@ class EpisodeStore:
         self._mirror = Mirror(self.collection, self._probe_dimension)
         self.flush_every = flush_every
         self.flush_seconds = flush_seconds
+        self.redaction = redaction or RedactionConfig()
 
     def _open(self) -> Any:
         coll = self._open_raw()
@@ -188,7 +200,8 @@ class EpisodeStore:
         uid = _require_user(user_id)
         if not session_id:
             raise ConfigurationError("archive needs a session_id (the thread id)")
-        summ = summary or offline_summary(messages)
+        secrets, messages = self._clean(messages)
+        summ = self._redacted(summary or offline_summary(messages), secrets)
         ts = float(created_at) if created_at is not None else time.time()
         ep = Episode(
             id=episode_id_for(uid, session_id),
@@ -252,6 +265,36 @@ class EpisodeStore:
         yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)
         return ep
 
+    def _clean(self, messages: Sequence[BaseMessage]) -> tuple[list[str], list[BaseMessage]]:
+        """The secrets found in ``messages``, and copies of them with the secrets redacted."""
+        secrets: list[str] = []
+        cleaned: list[BaseMessage] = []
+        for msg in messages:
+            text = message_text(msg)
+            found = find_secrets(text, self.redaction)
+            secrets += found
+            if found:
+                msg = msg.model_copy(update={"content": redact_text(text, self.redaction)})
+            cleaned.append(msg)
+        return secrets, cleaned
+
+    def _redacted(self, summary: EpisodeSummary, secrets: list[str]) -> EpisodeSummary:
+        """``summary`` with secrets (and the transcript's ``secrets``) removed from its texts."""
+
+        def clean(text: str) -> str:
+            return scrub(text, secrets, self.redaction)
+
+        tags = [t for t in (clean(t) for t in summary.tags) if REDACTED not in t]
+        return summary.model_copy(
+            update={
+                "summary": clean(summary.summary),
+                "key_facts": [clean(f) for f in summary.key_facts],
+                "outcomes": [clean(o) for o in summary.outcomes],
+                "topic": clean(summary.topic),
+                "tags": tags,
+            }
+        )
+
     def archive(
         self,
         user_id: str,
@@ -273,7 +316,8 @@ class EpisodeStore:
             index_turns: Also index every message as a turn record.
 
         Returns:
-            The stored :class:`Episode`.
+            The stored :class:`Episode`. Secrets in its texts and in the turns are
+            redacted before anything is written (``redaction``).
 
         """
         return run(self._archive(user_id, session_id, messages, summary, created_at, index_turns))

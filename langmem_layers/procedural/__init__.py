@@ -34,8 +34,8 @@ from langmem_layers.procedural.records import (
     normalize_error,
     render_tips,
 )
-from langmem_layers.procedural.redaction import REDACTED, is_secret_key, redact, redact_text
 from langmem_layers.procedural.tool import RecordedTool, record_tool
+from langmem_layers.redaction import REDACTED, is_secret_key, redact, redact_text
 
 __all__ = [
     "REDACTED",

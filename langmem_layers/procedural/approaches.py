@@ -22,7 +22,7 @@ from langmem_layers.errors import ConfigurationError
 from langmem_layers.fences import fence, one_line, safe_line
 from langmem_layers.procedural._store import AppendLog, LogLocator, ScopeInfo, with_user_id
 from langmem_layers.procedural.records import _default_counter
-from langmem_layers.procedural.redaction import redact_text
+from langmem_layers.redaction import RedactionConfig, redact_text
 from langmem_layers.tokens import TokenCounter
 
 __all__ = [
@@ -202,11 +202,13 @@ class ApproachLog:
         *,
         max_records: int,
         counter: TokenCounter | None = None,
+        redaction: RedactionConfig | None = None,
     ) -> None:
         self._locator = locator
         self._buffer = buffer
         self.max_records = max_records
         self.counter = counter
+        self.redaction = redaction
 
     def __repr__(self) -> str:
         return f"ApproachLog(max_records={self.max_records})"
@@ -238,6 +240,7 @@ class ApproachLog:
     ) -> Core[None]:
         info, target = self._locator.locate(scope)
         entry = self._entry(info, task_type, approach, tools, success)
+        entry["approach"] = redact_text(approach, self.redaction)[:500]
         ns = self._namespace(info, task_type)
         yield from self._buffer.append_core(target, ns, entry, self.max_records)
 

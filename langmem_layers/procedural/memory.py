@@ -30,6 +30,7 @@ from langmem_layers.procedural.records import (
     render_tips,
     tool_name,
 )
+from langmem_layers.redaction import RedactionConfig
 from langmem_layers.tokens import TokenCounter
 
 __all__ = ["ProceduralMemory"]
@@ -84,6 +85,7 @@ class ProceduralMemory:
         flush_every: Queue length that triggers a write.
         flush_interval: Seconds after which a queued record triggers a write.
         counter: Token counter for rendering tips.
+        redaction: Secret removal for what is stored (a ``RedactionConfig``).
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -115,8 +117,10 @@ class ProceduralMemory:
         flush_every: int = 32,
         flush_interval: float = 2.0,
         counter: TokenCounter | None = None,
+        redaction: RedactionConfig | None = None,
     ) -> None:
         self._locator = LogLocator(store, partition_by, agent_id)
+        self.redaction = redaction or RedactionConfig()
         self.limits = limits or LogLimits()
         self.counter = counter
         self._buffer = AppendLog(flush_every=flush_every, flush_interval=flush_interval)
@@ -125,6 +129,7 @@ class ProceduralMemory:
             self._buffer,
             max_records=self.limits.max_records_per_task,
             counter=counter,
+            redaction=self.redaction,
         )
         atexit.register(_flush_at_exit, weakref.ref(self))
 
@@ -206,6 +211,7 @@ class ProceduralMemory:
             user_id=info.user_id if info else None,
             thread_id=info.thread_id if info else None,
             agent_id=info.agent_id if info else None,
+            redaction=self.redaction,
         )
 
     def append(self, record: OutcomeRecord, info: ScopeInfo, store: BaseStore) -> bool:

@@ -13,7 +13,7 @@ from langchain_core.tools import BaseTool
 
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.fences import fence, fence_within, one_line, safe_line
-from langmem_layers.procedural.redaction import redact, redact_text
+from langmem_layers.redaction import RedactionConfig, redact, redact_text
 from langmem_layers.tokens import TokenCounter
 
 __all__ = [
@@ -166,8 +166,11 @@ class OutcomeRecord:
         user_id: str | None = None,
         thread_id: str | None = None,
         agent_id: str | None = None,
+        redaction: RedactionConfig | None = None,
     ) -> OutcomeRecord:
         """The record of one call, secrets redacted and texts bounded to ``max_chars``.
+
+        ``redaction`` adds patterns or switches redaction off (default: the built-in rules).
 
         Example:
             >>> from langmem_layers.procedural import OutcomeRecord, ToolOutcome
@@ -186,12 +189,14 @@ class OutcomeRecord:
         success = bool(outcome.success)
         return cls(
             tool=tool,
-            args=_bound(redact(args)),
+            args=_bound(redact(args, redaction)),
             success=success,
             error_type=None if success else (error_type or "Error"),
-            error_message=None if success else redact_text(error_message or "")[:max_chars],
+            error_message=(
+                None if success else redact_text(error_message or "", redaction)[:max_chars]
+            ),
             latency_ms=round(float(outcome.latency_ms), 3),
-            output_summary=redact_text(summary[: max_chars * 2])[:max_chars],
+            output_summary=redact_text(summary[: max_chars * 2], redaction)[:max_chars],
             user_id=user_id,
             thread_id=thread_id,
             agent_id=agent_id,

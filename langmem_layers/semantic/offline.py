@@ -9,6 +9,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from langmem_layers.semantic import _lexicon as lexicon
+from langmem_layers.semantic._credentials import screen_updates
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic._rules import SentenceUpdates, extract_en, extract_zh
 from langmem_layers.semantic.extract import ExtractionResult, ExtractionStats
@@ -76,6 +77,11 @@ class OfflineProfileExtractor:
     * "I like / love / enjoy / am into X" (interests), "我喜欢 X";
     * a few facts ("I have two kids", "I've been to X", "我去过 X").
 
+    It never proposes a credential: "my password is X", "my api key is X",
+    "我的密码是 X" and any value that redaction would change are skipped
+    (:func:`~langmem_layers.redaction.is_credential`), and the evidence it
+    quotes is redacted.
+
     It skips questions, negations, hypotheticals and wishes ("if I were...",
     "I wish", "maybe", "如果我是", "希望"), and a whole message that says
     "just kidding" / "开玩笑" (or the message right before such a reply).
@@ -142,6 +148,7 @@ class OfflineProfileExtractor:
                 continue
             seen.add(sig)
             fresh.append(u)
+        fresh = screen_updates(fresh)  # "my password is X" is never a profile fact
         kept = [u for u in fresh if u.importance >= self.threshold]
         dropped = [u for u in fresh if u.importance < self.threshold]
         self.stats.bump(proposed=len(fresh), kept=len(kept), dropped=len(dropped))

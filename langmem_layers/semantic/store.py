@@ -40,7 +40,9 @@ from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import normalize_user_id, user_namespace
 from langmem_layers.defaults import Storage
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.redaction import RedactionConfig
 from langmem_layers.semantic._backend import get_many, locked, ns_lock, scan, utc, write
+from langmem_layers.semantic._credentials import screen_updates
 from langmem_layers.semantic._dedup import NearDuplicates
 from langmem_layers.semantic._merge import (
     find_items,
@@ -76,6 +78,8 @@ class ProfileStore:
             to a stored item of the same field is at least ``dedup_threshold``
             count as duplicates (exact duplicates after normalisation always do).
         dedup_threshold: Cosine threshold for embedding de-duplication.
+        redaction: Credentials are never stored: an update holding one is dropped
+            and evidence is redacted (:class:`~langmem_layers.redaction.RedactionConfig`).
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -98,6 +102,7 @@ class ProfileStore:
         schema: type[BaseModel] = ProfileSchema,
         embeddings: Embeddings | None = None,
         dedup_threshold: float = 0.92,
+        redaction: RedactionConfig | None = None,
     ) -> None:
         if store is not None and not isinstance(store, BaseStore):
             raise ConfigurationError(
@@ -113,6 +118,7 @@ class ProfileStore:
         self.fields: dict[str, FieldSpec] = profile_fields(schema)
         self.embeddings = embeddings
         self.dedup_threshold = dedup_threshold
+        self.redaction = redaction
         self._dedup = NearDuplicates(embeddings, dedup_threshold)
 
     def __repr__(self) -> str:
@@ -172,6 +178,7 @@ class ProfileStore:
             schema=self.schema,
             embeddings=self.embeddings,
             dedup_threshold=self.dedup_threshold,
+            redaction=self.redaction,
         )
         twin._dedup = self._dedup
         return twin
@@ -282,7 +289,7 @@ class ProfileStore:
         extractor: str,
         now: datetime | None,
     ) -> Core[list[HistoryRecord]]:
-        updates = list(updates)
+        updates = screen_updates(updates, self.redaction)
         checked = [(self._check(u), u) for u in updates]
         store = self.store
         lock = ns_lock(store, self.namespace(user_id, "profile"))

@@ -33,6 +33,7 @@ EXPECTED = [
     "ProfileUpdate",
     "ProfileUpdater",
     "RecordedTool",
+    "RedactionConfig",
     "RunScope",
     "Scratchpad",
     "SessionEndReport",
