@@ -7,8 +7,6 @@ report lists no PostgreSQL file as compacted; the local Chroma folder still is.
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -28,29 +26,11 @@ from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 
 pytestmark = pytest.mark.integration
 
-BASE = "postgresql://postgres@127.0.0.1:5432/test"
 
-
-@pytest.fixture
-def schema(postgres_url: str) -> Iterator[str]:
-    name = f"langmem_forget_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(postgres_url, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(f'CREATE SCHEMA "{name}"')
-    try:
-        yield name
-    finally:
-        with psycopg.connect(postgres_url, autocommit=True, connect_timeout=5) as conn:
-            conn.execute(f'DROP SCHEMA "{name}" CASCADE')
-
-
-def _dsn(schema: str) -> str:
-    return f"{BASE}?options=-csearch_path%3D{schema}"
-
-
-def _rows(schema: str, marker: str) -> dict[str, int]:
+def _rows(dsn: str, marker: str) -> dict[str, int]:
     """Rows of the store and checkpoint tables whose text holds ``marker``."""
     out: dict[str, int] = {}
-    with psycopg.connect(_dsn(schema), autocommit=True) as conn:
+    with psycopg.connect(dsn, autocommit=True) as conn:
         out["store"] = conn.execute(
             "SELECT count(*) FROM store WHERE value::text LIKE %s", (f"%{marker}%",)
         ).fetchone()[0]  # type: ignore[index]
@@ -62,10 +42,10 @@ def _rows(schema: str, marker: str) -> dict[str, int]:
     return out
 
 
-def _fill(schema: str, episodes: EpisodeStore, user: str, marker: str) -> None:
+def _fill(dsn: str, episodes: EpisodeStore, user: str, marker: str) -> None:
     with (
-        PostgresSaver.from_conn_string(_dsn(schema)) as saver,
-        PostgresStore.from_conn_string(_dsn(schema)) as store,
+        PostgresSaver.from_conn_string(dsn) as saver,
+        PostgresStore.from_conn_string(dsn) as store,
     ):
         saver.setup()
         store.setup()
@@ -83,17 +63,18 @@ def _fill(schema: str, episodes: EpisodeStore, user: str, marker: str) -> None:
         ProfileStore(store).add(user, "interests", marker)
 
 
-def test_forget_on_postgres_sync_and_async(schema: str, tmp_path: Path) -> None:
+def test_forget_on_postgres_sync_and_async(postgres_schema: str, tmp_path: Path) -> None:
+    dsn = postgres_schema  # a DSN on a fresh schema, dropped afterwards (conftest)
     episodes = EpisodeStore(storage=str(tmp_path), embeddings=DeterministicEmbeddings())
     markers = {"ada": "qzpgadamarker", "bob": "qzpgbobmarker", "cyd": "qzpgcydmarker"}
     try:
         for user, marker in markers.items():
-            _fill(schema, episodes, user, marker)
-        assert all(sum(_rows(schema, m).values()) > 0 for m in markers.values())
+            _fill(dsn, episodes, user, marker)
+        assert all(sum(_rows(dsn, m).values()) > 0 for m in markers.values())
 
         with (
-            PostgresSaver.from_conn_string(_dsn(schema)) as saver,
-            PostgresStore.from_conn_string(_dsn(schema)) as store,
+            PostgresSaver.from_conn_string(dsn) as saver,
+            PostgresStore.from_conn_string(dsn) as store,
         ):
             report = forget_user_everywhere(
                 "ada", store=store, episodes=episodes, checkpointer=saver
@@ -101,12 +82,12 @@ def test_forget_on_postgres_sync_and_async(schema: str, tmp_path: Path) -> None:
         assert report["threads"] == 2 and report["semantic"] > 0 and report["episodes"] >= 1
         # PostgreSQL reclaims space itself: only the local Chroma file was compacted
         assert report.compacted == (str(tmp_path / "chroma" / "chroma.sqlite3"),)
-        assert sum(_rows(schema, markers["ada"]).values()) == 0
+        assert sum(_rows(dsn, markers["ada"]).values()) == 0
 
         async def forget_bob() -> int:
             async with (
-                AsyncPostgresSaver.from_conn_string(_dsn(schema)) as saver,
-                AsyncPostgresStore.from_conn_string(_dsn(schema)) as store,
+                AsyncPostgresSaver.from_conn_string(dsn) as saver,
+                AsyncPostgresStore.from_conn_string(dsn) as store,
             ):
                 done = await aforget_user_everywhere(
                     "bob", store=store, episodes=episodes, checkpointer=saver
@@ -114,8 +95,8 @@ def test_forget_on_postgres_sync_and_async(schema: str, tmp_path: Path) -> None:
                 return done["threads"]
 
         assert asyncio.run(forget_bob()) == 2
-        assert sum(_rows(schema, markers["bob"]).values()) == 0
-        assert sum(_rows(schema, markers["cyd"]).values()) > 0
+        assert sum(_rows(dsn, markers["bob"]).values()) == 0
+        assert sum(_rows(dsn, markers["cyd"]).values()) > 0
         assert episodes.list_episodes("cyd") and not episodes.list_episodes("ada")
     finally:
         episodes.close()
