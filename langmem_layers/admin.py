@@ -18,7 +18,14 @@ from langgraph.store.base import BaseStore, PutOp
 
 from langmem_layers._compact import chroma_dir, scrub_chroma, sqlite_file, vacuum_sqlite
 from langmem_layers._steps import Core, arun, blocking, collect, run, store_call, twin
-from langmem_layers.context import NAMESPACE_ROOT, encode_label, normalize_user_id, user_namespaces
+from langmem_layers.context import (
+    USER_LAYERS,
+    normalize_user_id,
+    user_namespaces,
+)
+from langmem_layers.context import (
+    _user_namespaces as user_namespaces_core,
+)
 from langmem_layers.defaults import Storage
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, LangmemError, MissingUserIdError
@@ -35,8 +42,6 @@ __all__ = [
     "load_transcripts",
 ]
 
-_LAYERS = ("semantic", "procedural")
-
 
 def _check(user_id: str) -> str:
     try:
@@ -46,7 +51,7 @@ def _check(user_id: str) -> str:
 
 
 def _user_namespaces(store: BaseStore, user_id: str) -> list[tuple[str, ...]]:
-    return user_namespaces(store, user_id, _LAYERS)
+    return user_namespaces(store, user_id, USER_LAYERS)
 
 
 def _items(store: BaseStore, namespace: tuple[str, ...]) -> list[Any]:
@@ -91,7 +96,7 @@ def export_user(user_id: str, /, *, store: BaseStore, episodes: EpisodeStore) ->
 
     """
     user_id = _check(user_id)
-    layers: dict[str, list[dict[str, Any]]] = {layer: [] for layer in _LAYERS}
+    layers: dict[str, list[dict[str, Any]]] = {layer: [] for layer in USER_LAYERS}
     for ns in _user_namespaces(store, user_id):
         for item in _items(store, ns):
             layers[ns[1]].append(
@@ -166,19 +171,16 @@ def _thread_owner(tup: Any) -> str | None:
 
 
 def _forget_store(store: BaseStore, uid: str) -> Core[dict[str, int]]:
-    counts = {layer: 0 for layer in _LAYERS}
-    for layer in _LAYERS:
-        prefix = (NAMESPACE_ROOT, layer, encode_label(uid))
-        listed = yield store_call(store, "list_namespaces", prefix=prefix, limit=100_000)
-        # a listed prefix may match by pattern: keep this user's namespaces only
-        for ns in (tuple(n) for n in listed if tuple(n[:3]) == prefix):
-            while True:
-                page = yield store_call(store, "search", ns, limit=1000)
-                keys = [i.key for i in page if tuple(i.namespace) == ns]
-                if not keys:
-                    break
-                yield store_call(store, "batch", [PutOp(ns, key, None) for key in keys])
-                counts[layer] += len(keys)
+    counts = {layer: 0 for layer in USER_LAYERS}
+    # the user's own namespaces only (exact label equality, never a pattern match)
+    for ns in (yield from user_namespaces_core(store, uid, USER_LAYERS)):
+        while True:
+            page = yield store_call(store, "search", ns, limit=1000)
+            keys = [i.key for i in page if tuple(i.namespace) == ns]
+            if not keys:
+                break
+            yield store_call(store, "batch", [PutOp(ns, key, None) for key in keys])
+            counts[ns[1]] += len(keys)
     return counts
 
 
@@ -212,7 +214,7 @@ def _forget(
     compact: bool,
 ) -> Core[ForgetReport]:
     uid = normalize_user_id(user_id)
-    deleted = {layer: 0 for layer in _LAYERS}
+    deleted = {layer: 0 for layer in USER_LAYERS}
     if store is not None:
         deleted = yield from _forget_store(store, uid)
     record_ids: list[str] = []
