@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
+from langmem_layers._sqlite_owner import APPLICATION_ID, Kind, needs_marker
 from langmem_layers.errors import ConfigurationError, StorageError
 
 if TYPE_CHECKING:
@@ -58,6 +59,11 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Set on every connection we open, sync or async (WAL lets readers and a writer overlap).
 _PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
+
+
+def _pragmas(mark: bool) -> tuple[str, ...]:
+    """The pragmas for a new connection; ``mark``: also stamp the file as ours."""
+    return (*_PRAGMAS, f"PRAGMA application_id={APPLICATION_ID}") if mark else _PRAGMAS
 
 
 class _Backend(Protocol):
@@ -112,9 +118,12 @@ class Storage:
     ``acheckpointer()`` / ``astore()`` open the same files as ``AsyncSqliteSaver``
     / ``AsyncSqliteStore`` for ``graph.ainvoke`` (``async with``). Nothing is
     created until a backend is opened. A path that is a file, an unwritable
-    folder, or a database file that is not SQLite raises
-    :class:`~langmem_layers.errors.StorageError` (sync and async alike) and
-    leaves the file as it is.
+    folder, a database file that is not SQLite, or a SQLite file that belongs
+    to another application raises :class:`~langmem_layers.errors.StorageError`
+    (sync and async alike) and leaves the file byte-identical. The SQLite files
+    this package creates carry ``PRAGMA application_id`` ``0x4C4D4C59``
+    (``"LMLY"``); unmarked files holding only LangGraph's own tables (written by
+    earlier versions) are accepted and marked.
 
     Checkpoints hold the live conversation as it was said (long-term memory is
     redacted, the working memory is not): pass ``encryption_key`` (or set
@@ -213,13 +222,14 @@ class Storage:
             )
         return self.path
 
-    def _check_sqlite(self, file: Path) -> None:
+    def _check_sqlite(self, file: Path, kind: Kind) -> bool:
+        """Refuse a file that is not SQLite or not ours (read-only); True: mark it ours."""
         if not file.exists():
-            return
+            return True
         if file.is_dir():
             raise StorageError(f"{file} should be a SQLite file but is a folder")
         if file.stat().st_size == 0:
-            return
+            return True
         with file.open("rb") as fh:
             head = fh.read(16)
         if head != _SQLITE_MAGIC:
@@ -227,22 +237,29 @@ class Storage:
                 f"{file} is not a SQLite database (corrupt or foreign file); it was left "
                 "untouched: restore it from a backup, or move it away to start afresh"
             )
+        return needs_marker(file, kind)
 
-    def _prepare(self, file: Path) -> None:
-        """Checks before opening ``file`` (both twins): folder usable, file ours or absent."""
+    def _prepare(self, file: Path) -> bool:
+        """Checks before opening ``file`` (both twins): folder usable, file ours or absent.
+
+        Returns:
+            Whether the file must get our ``PRAGMA application_id`` once opened.
+
+        """
         self.ensure()
-        self._check_sqlite(file)
+        kind: Kind = "checkpoints" if file == self.checkpoints_path else "store"
+        return self._check_sqlite(file, kind)
 
     @contextmanager
     def _open(
         self, file: Path, backend: Callable[[sqlite3.Connection], _BackendT]
     ) -> Iterator[_BackendT]:
-        self._prepare(file)
+        mark = self._prepare(file)
         with _reported(file):
             conn = sqlite3.connect(str(file), check_same_thread=False, isolation_level=None)
         try:
             with _reported(file):
-                for pragma in _PRAGMAS:
+                for pragma in _pragmas(mark):
                     conn.execute(pragma)
                 opened = backend(conn)
                 opened.setup()
@@ -258,12 +275,12 @@ class Storage:
 
         # a few stat calls, a mkdir and a 16-byte read: cheap, but file system calls,
         # so they run in a worker thread rather than on the event loop
-        await asyncio.to_thread(self._prepare, file)
+        mark = await asyncio.to_thread(self._prepare, file)
         with _reported(file):
             conn = await aiosqlite.connect(str(file), isolation_level=None)
         try:
             with _reported(file):
-                for pragma in _PRAGMAS:
+                for pragma in _pragmas(mark):
                     await conn.execute(pragma)
                 opened = backend(conn)
                 await opened.setup()
@@ -308,7 +325,7 @@ class Storage:
         self.ensure()
         if self.chroma_path.exists() and not self.chroma_path.is_dir():
             raise StorageError(f"{self.chroma_path} should be a folder (Chroma database)")
-        self._check_sqlite(self.chroma_path / "chroma.sqlite3")
+        self._check_sqlite(self.chroma_path / "chroma.sqlite3", "chroma")
         try:
             return chromadb.PersistentClient(
                 path=str(self.chroma_path),

@@ -1,0 +1,120 @@
+"""Whose SQLite file is this? Read-only checks before :class:`Storage` writes to a file.
+
+Files this package creates carry ``PRAGMA application_id`` = :data:`APPLICATION_ID`
+(``0x4C4D4C59``, the ASCII bytes ``"LMLY"``). A file at a storage path is opened for
+writing only when it is:
+
+* absent, 0 bytes, or a SQLite database with no tables and no application id (new);
+* marked with our application id (ours);
+* unmarked but holding only LangGraph's own tables for that file, each with LangGraph's
+  columns (a folder written by an earlier version of this package; it gets the mark).
+
+Anything else belongs to another application: :class:`StorageError`, and the file is
+left byte-identical. The check reads the file with ``immutable=1`` (no lock, no ``-wal``
+or ``-shm`` file created) unless SQLite side files already exist next to it, in which
+case it opens it ``mode=ro`` so that committed data still in the ``-wal`` is seen.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from pathlib import Path
+from typing import Literal
+
+from langmem_layers.errors import StorageError
+
+Kind = Literal["checkpoints", "store", "chroma"]
+
+#: ``PRAGMA application_id`` of every SQLite file this package creates: b"LMLY".
+APPLICATION_ID = int.from_bytes(b"LMLY", "big")
+
+# LangGraph's optional vector tables (SqliteStore with an index); accepted by name.
+_STORE_VECTOR_TABLES = ("vector_migrations", "store_vectors")
+# Tables every Chroma database has; a chroma.sqlite3 without them is not Chroma's.
+_CHROMA_TABLES = frozenset({"migrations", "collections", "segments", "embeddings"})
+
+_FIX = (
+    "it was left untouched: pass another folder (Storage(path) or LANGMEM_HOME), "
+    "or move the file away"
+)
+
+
+@functools.cache
+def _reference(kind: Kind) -> dict[str, frozenset[str]]:
+    """LangGraph's tables and their columns for ``kind``, from its own ``setup()``."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    try:
+        if kind == "checkpoints":
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            SqliteSaver(conn).setup()
+        else:
+            from langgraph.store.sqlite import SqliteStore
+
+            SqliteStore(conn).setup()
+        return {name: _columns(conn, name) for name in _tables(conn)}
+    finally:
+        conn.close()
+
+
+def _tables(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    return sorted(str(r[0]) for r in rows)
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
+    quoted = table.replace('"', '""')
+    return frozenset(str(r[1]) for r in conn.execute(f'PRAGMA table_info("{quoted}")'))
+
+
+def _read_only(file: Path) -> sqlite3.Connection:
+    """A connection that cannot change ``file`` nor create files next to it."""
+    side_files = any(file.with_name(file.name + s).exists() for s in ("-wal", "-shm"))
+    mode = "mode=ro" if side_files else "mode=ro&immutable=1"
+    return sqlite3.connect(f"{file.as_uri()}?{mode}", uri=True, check_same_thread=False)
+
+
+def _is_langgraph_table(kind: Kind, conn: sqlite3.Connection, table: str) -> bool:
+    if kind == "store" and table.startswith(_STORE_VECTOR_TABLES):
+        return True
+    expected = _reference(kind).get(table)
+    # earlier LangGraph versions had fewer columns (later migrations add some)
+    return expected is not None and _columns(conn, table) <= expected
+
+
+def needs_marker(file: Path, kind: Kind) -> bool:
+    """Check that ``file`` (an existing SQLite file) may be opened; True if it lacks our mark.
+
+    Args:
+        file: The database file (already known to start with the SQLite header).
+        kind: Which file of the storage folder it is.
+
+    Returns:
+        Whether the caller should set ``PRAGMA application_id`` after opening it (new
+        and earlier-version files); False when it is already marked or is Chroma's.
+
+    Raises:
+        StorageError: the file belongs to another application (or cannot be read).
+
+    """
+    try:
+        conn = _read_only(file)
+        try:
+            app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            tables = _tables(conn)
+            foreign = [t for t in tables if not _is_langgraph_table(kind, conn, t)]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as e:
+        raise StorageError(f"cannot open {file}: {e}; the file was left untouched") from e
+    if kind == "chroma":
+        if app_id == 0 and (not tables or set(tables) >= _CHROMA_TABLES):
+            return False
+        raise StorageError(f"{file} is not a Chroma database (tables: {', '.join(tables)}); {_FIX}")
+    if app_id == APPLICATION_ID or (app_id == 0 and not foreign):
+        return app_id != APPLICATION_ID
+    owner = f"application id {app_id:#010x}" if app_id else f"tables: {', '.join(foreign)}"
+    raise StorageError(f"{file} belongs to another application ({owner}); {_FIX}")
