@@ -83,6 +83,12 @@ def report(label: str, t: Timings, labels: dict[str, str], pairs: list[tuple[str
             )
 
 
+def _invoke(
+    tool: BaseTool, call: Callable[[int], dict[str, Any]], config: RunnableConfig, i: int
+) -> Any:
+    return tool.invoke(call(i), config)
+
+
 def overhead(args: argparse.Namespace, storage: Storage) -> None:
     n = args.overhead
     print("== Part 2: recording overhead per call (interleaved, side by side) ==")
@@ -94,27 +100,29 @@ def overhead(args: argparse.Namespace, storage: Storage) -> None:
                 "id": f"c{i}", "type": "tool_call"}  # fmt: skip
 
     with storage.store() as sqlite_store:
-        for label, store, flush_every, m in (
-            ("SqliteStore, buffered (default flush_every=32)", sqlite_store, 32, n),
-            ("InMemoryStore, buffered (flush_every=32)", InMemoryStore(), 32, n),
-            ("SqliteStore, write-through (flush_every=1)", sqlite_store, 1, max(100, n // 10)),
-        ):
-            memory = ProceduralMemory(store, flush_every=flush_every, flush_interval=1e9)
-            wrapped = RecordedTool(tool=plain, memory=memory)
-
-            def run_plain(i: int) -> Any:
-                return plain.invoke(call(i), config)
-
-            def run_wrapped(i: int, w: BaseTool = wrapped) -> Any:
-                return w.invoke(call(i), config)
-
-            t = interleaved({"plain": run_plain, "wrapped": run_wrapped}, m, 50)
-            memory.flush()
+        for label, store in (("SqliteStore", sqlite_store), ("InMemoryStore", InMemoryStore())):
+            arms: dict[str, Callable[[int], Any]] = {
+                "plain": lambda i: plain.invoke(call(i), config)
+            }
+            memories = []
+            for durability in ("buffered", "write-through"):
+                memory = ProceduralMemory(store, flush_interval=1e9)
+                memory.durability = durability
+                memories.append(memory)
+                wrapped = RecordedTool(tool=plain, memory=memory)
+                arms[durability] = functools.partial(_invoke, wrapped, call, config)
+            t = interleaved(arms, n, 50)
+            for memory in memories:
+                memory.flush()
             report(
-                f"tool.invoke(tool_call), {label}, {m} calls each",
+                f"tool.invoke(tool_call), {label}, both durability modes side by side, {n} calls",
                 t,
-                {"plain": "unwrapped tool", "wrapped": "RecordedTool"},
-                [("plain", "wrapped")],
+                {
+                    "plain": "unwrapped tool",
+                    "buffered": "RecordedTool, durability='buffered'",
+                    "write-through": "RecordedTool, durability='write-through'",
+                },
+                [("plain", "buffered"), ("plain", "write-through"), ("buffered", "write-through")],
             )
         graph_overhead(max(50, n // 4), sqlite_store, config)
 

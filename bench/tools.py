@@ -17,8 +17,9 @@ reasons no memory can fix (a simulated upstream timeout). A second, smaller
 part ranks approaches to a task type with ``best_practices``.
 
 Part 2 (overhead, :mod:`bench._tools_overhead`). The same tool invoked with a
-tool call, unwrapped and wrapped, interleaved call by call in one run, with
-SqliteStore and InMemoryStore; and a compiled graph with a ``ToolNode`` with
+tool call, unwrapped and wrapped with each ``durability`` mode (``"buffered"``,
+``"write-through"``), interleaved call by call in one run, with SqliteStore and
+InMemoryStore; and a compiled graph with a ``ToolNode`` with
 and without the recording hook.
 """
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.procedural._durability import Durability, check_durability
 from langmem_layers.redaction import RedactionConfig
 from langmem_layers.tokens import TokenCounter
 from langmem_layers.working import MIN_MAX_TOKENS
@@ -126,6 +127,16 @@ class MemoryConfig:
     ``MemoryMiddleware`` does not use this option.
     """
 
+    procedural_durability: Durability = "buffered"
+    """When a tool record reaches the store: ``"buffered"`` or ``"write-through"``.
+
+    ``"buffered"`` (default) writes records in batches (every 32 records / 2 s,
+    on reads, at exit, Ctrl-C and SIGTERM): a kill -9 can lose the last 31 records.
+    ``"write-through"`` writes each record before the tool call returns (nothing
+    acknowledged is lost; about one store write per tool call). Applies to the
+    ``ProceduralMemory`` that ``MemoryLayers`` builds.
+    """
+
     redaction: RedactionConfig = RedactionConfig()  # noqa: RUF009 (frozen, shared safely)
     """How secrets are removed before anything reaches long-term memory.
 
@@ -143,6 +154,7 @@ class MemoryConfig:
                 f"redaction must be a RedactionConfig, got {type(self.redaction).__name__}; "
                 "e.g. redaction=RedactionConfig(enabled=False) (not read from the environment)"
             )
+        check_durability(self.procedural_durability)
         if not isinstance(self.system_prompt, str):
             raise ConfigurationError(
                 f"system_prompt must be a string, got {type(self.system_prompt).__name__}"

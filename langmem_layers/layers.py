@@ -107,7 +107,10 @@ class MemoryLayers:
             storage=storage, embeddings=embeddings, redaction=redaction
         )
         self.profiles = profiles or ProfileStore(redaction=redaction)
-        self.procedural = procedural or ProceduralMemory(redaction=redaction)
+        if procedural is None:
+            procedural = ProceduralMemory(redaction=redaction)
+            procedural.durability = self.config.procedural_durability
+        self.procedural = procedural
         self.counter = TokenCounter()
         self.updater = ProfileUpdater(
             self.profiles,
@@ -162,7 +165,7 @@ class MemoryLayers:
                 config=config,
                 episodes=EpisodeStore(storage=folder, redaction=redaction),
                 profiles=ProfileStore(store, redaction=redaction),
-                procedural=ProceduralMemory(store, redaction=redaction),
+                procedural=_procedural(store, config or MemoryConfig()),
                 model=model,
             )
             try:
@@ -185,3 +188,9 @@ class MemoryLayers:
     async def aflush(self) -> None:
         """Async twin of :meth:`flush`."""
         await arun(self._flush())
+
+
+def _procedural(store: Any, config: MemoryConfig) -> ProceduralMemory:
+    memory = ProceduralMemory(store, redaction=config.redaction)
+    memory.durability = config.procedural_durability
+    return memory

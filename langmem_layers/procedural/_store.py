@@ -25,6 +25,7 @@ from langmem_layers.context import (
     user_namespace,
 )
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
+from langmem_layers.procedural._durability import Durability, check_durability
 
 logger = logging.getLogger("langmem_layers.procedural")
 
@@ -172,15 +173,19 @@ class AppendLog:
 
     Writes are queued in memory and written in one ``batch`` every
     ``flush_every`` records or when the oldest queued record is older than
-    ``flush_interval`` seconds; readers flush first. Keys sort by time, so the
+    ``flush_interval`` seconds; readers flush first (with ``durability="write-through"``
+    every append is written at once). Keys sort by time, so the
     newest ``cap`` items of a namespace are the log; older ones are deleted
     once a namespace exceeds ``cap`` by half (amortised eviction: at most 1.5 x cap
     items are kept, readers see the newest ``cap``).
     """
 
-    def __init__(self, *, flush_every: int, flush_interval: float) -> None:
+    def __init__(
+        self, *, flush_every: int, flush_interval: float, durability: Durability = "buffered"
+    ) -> None:
         if flush_every < 1:
             raise ConfigurationError(f"flush_every must be >= 1, got {flush_every}")
+        self.durability = check_durability(durability)
         self.flush_every = flush_every
         self.flush_interval = flush_interval
         self._lock = threading.Lock()
@@ -208,7 +213,9 @@ class AppendLog:
             self._pending.append((store, namespace, key, value))
             self._caps[namespace] = cap
             return (
-                len(self._pending) >= self.flush_every or now - self._oldest >= self.flush_interval
+                self.durability == "write-through"
+                or len(self._pending) >= self.flush_every
+                or now - self._oldest >= self.flush_interval
             )
 
     def _take(self) -> list[PendingWrite]:

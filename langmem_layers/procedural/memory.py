@@ -12,6 +12,8 @@ from langgraph.store.base import BaseStore
 from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import RunScope, encode_label
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.procedural._durability import DurabilityOption, track
+from langmem_layers.procedural._durability import flush_at_exit as _flush_at_exit
 from langmem_layers.procedural._store import (
     AppendLog,
     LogLocator,
@@ -39,12 +41,6 @@ _MAX_FAILURES = 3
 _MAX_EXAMPLES = 2
 
 
-def _flush_at_exit(ref: weakref.ReferenceType[ProceduralMemory]) -> None:
-    memory = ref()
-    if memory is not None:
-        memory._buffer.flush_at_exit()
-
-
 class ProceduralMemory:
     """Tool-outcome log, tool tips and best practices, persisted in a LangGraph ``BaseStore``.
 
@@ -61,10 +57,10 @@ class ProceduralMemory:
     come from ``scope`` (a :class:`~langmem_layers.RunScope`; ``user_id=`` is a
     shorthand), else from the running graph.
 
-    Writes are buffered: a record costs a few microseconds and the queue is
-    written in one batch every ``flush_every`` records, after ``flush_interval``
-    seconds, on every read, on :meth:`flush`, as a context manager, and (best
-    effort) at interpreter exit. Set ``flush_every=1`` to write through.
+    Writes are buffered: a record costs microseconds; the queue is written every ``flush_every``
+    records or ``flush_interval`` s, on reads, :meth:`flush`, exit, Ctrl-C and SIGTERM. A kill -9
+    can lose the queue (< ``flush_every`` records); ``memory.durability = "write-through"``
+    (:attr:`durability`) writes each record before :meth:`record` returns.
 
     Every method has an async twin (``arecord``, ``aflush``, ``aoutcomes``...)
     that only awaits the store's async methods, so it works with async-only
@@ -132,6 +128,7 @@ class ProceduralMemory:
             redaction=self.redaction,
         )
         atexit.register(_flush_at_exit, weakref.ref(self))
+        track(self._buffer)
 
     def __repr__(self) -> str:
         return (
@@ -152,6 +149,7 @@ class ProceduralMemory:
         await self.aflush()
 
     # -- where the logs live ------------------------------------------------------
+    durability = DurabilityOption()
 
     @property
     def store(self) -> BaseStore | None:
