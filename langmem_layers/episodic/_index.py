@@ -11,7 +11,36 @@ from langmem_layers.episodic._ivf import IVFIndex
 from langmem_layers.episodic._lexical import BM25Index, format_datetime, mentions_time
 from langmem_layers.text import is_role_label, tokenize
 
-__all__ = ["UserIndex", "lexical_text"]
+__all__ = ["UserIndex", "generation", "lexical_text", "turn_id"]
+
+
+def generation(metadata: dict[str, Any]) -> int:
+    """The archive generation of a record (records written before generations: 0).
+
+    Each archive of a session writes its turns under a new generation, then
+    switches the episode record to it, then deletes the older generations; a
+    turn is current only while its generation equals its episode's.
+    """
+    try:
+        return int(metadata.get("generation", 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def turn_id(episode_id: str, gen: int, index: int) -> str:
+    """The id of turn ``index`` of ``episode_id`` written under generation ``gen``.
+
+    Generations 0 and 1 keep the plain ``<episode id>:t<index>`` form (1 is only
+    ever the first archive of a new episode, so the two never meet).
+
+    Example:
+        >>> turn_id("ep_1", 1, 3), turn_id("ep_1", 4, 3)
+        ('ep_1:t0003', 'ep_1:g4:t0003')
+
+    """
+    if gen <= 1:
+        return f"{episode_id}:t{index:04d}"
+    return f"{episode_id}:g{gen}:t{index:04d}"
 
 
 def lexical_text(document: str, metadata: dict[str, Any]) -> str:
@@ -82,6 +111,12 @@ class UserIndex:
         self._speaker_codes: dict[str, int] = {}
         self._last_turn: dict[tuple[str, int], int] = {}
         self._ivf: IVFIndex | None = None
+        #: Records stored in Chroma but hidden from readers, by episode id: turns of a
+        #: generation their episode does not point to (left by an interrupted archive).
+        self.orphans: dict[str, list[str]] = {}
+        #: The highest generation of those hidden records, by episode id: a new
+        #: archive must use a higher one, never mix with what a crash left behind.
+        self.orphan_generation: dict[str, int] = {}
 
     def ivf(self) -> IVFIndex:
         """The IVF index over all vectors, built lazily and rebuilt when the data doubled."""

@@ -16,6 +16,14 @@ Locking:
   record count, buffered access updates), never during a Chroma call;
 * order: a user lock, then the global lock; never two user locks at once.
 
+Crash safety: an archive writes the session's turns under a new generation
+(new ids), then switches the episode record to that generation (one upsert),
+then deletes every other record of the episode. Readers see only the turns of
+their episode's current generation, so a process killed between any two of
+these writes leaves the old version or the new one, never a mix; the records
+it left behind are kept out of the index (``UserIndex.orphans``) and deleted
+by the next archive of that session (or when the episode is deleted).
+
 Writes by other processes are detected through the collection's record count:
 the mirror knows the count its own writes lead to; any other count drops every
 cached index. While one of our own writes is in flight the count cannot be
@@ -33,7 +41,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from langmem_layers.episodic._chroma import chroma_call
-from langmem_layers.episodic._index import UserIndex
+from langmem_layers.episodic._index import UserIndex, generation, turn_id
 
 __all__ = ["PAGE", "Mirror"]
 
@@ -41,6 +49,20 @@ T = TypeVar("T")
 
 #: Records per Chroma page (reads and deletes).
 PAGE = 5000
+
+
+def _current_turn(idx: UserIndex, rid: str) -> int | None:
+    """Position of the current version of a turn id from an older generation.
+
+    Falls back to its episode when the current version has no such turn.
+    """
+    ep, _, tail = rid.partition(":")
+    p = idx.pos.get(ep)
+    index = tail.rpartition(":")[2]
+    if p is None or not index.startswith("t") or not index[1:].isdigit():
+        return p
+    current = turn_id(ep, generation(idx.metadatas[p]), int(index[1:]))
+    return idx.pos.get(current, p)
 
 
 class Mirror:
@@ -148,6 +170,19 @@ class Mirror:
             if len(got) < PAGE:
                 break
             offset += PAGE
+        current = {
+            str(m.get("episode_id")): generation(m) for m in metas if m.get("kind") == "episode"
+        }
+        orphans: dict[str, list[str]] = {}
+        highest: dict[str, int] = {}
+        keep: list[int] = []
+        for i, m in enumerate(metas):
+            ep = str(m.get("episode_id", ""))
+            if m.get("kind") == "turn" and current.get(ep, 0) != generation(m):
+                orphans.setdefault(ep, []).append(ids[i])
+                highest[ep] = max(highest.get(ep, 0), generation(m))
+            else:
+                keep.append(i)
         if vecs:
             dim = int(vecs[0].shape[1])
         else:
@@ -155,10 +190,11 @@ class Mirror:
                 self._dim = self._probe_dimension()
             dim = self._dim
         idx = UserIndex(dim)
-        if ids:
+        idx.orphans, idx.orphan_generation = orphans, highest
+        if keep:
             matrix = np.concatenate(vecs)
             order = sorted(
-                range(len(ids)),
+                keep,
                 key=lambda i: (
                     float(metas[i].get("created_at", 0.0)),
                     str(metas[i].get("episode_id", "")),
@@ -192,36 +228,72 @@ class Mirror:
         metas: list[dict[str, Any]],
         vectors: Sequence[Sequence[float]],
     ) -> None:
-        """Upsert one episode's records; remove its records that are not among them."""
+        """Replace one episode's records by these (episode record first, then its turns).
+
+        Crash-safe: the turns are written under a new generation, then the episode
+        record is switched to it, then every other record of the episode is
+        deleted (see the module docstring). Turn ids are set here from the
+        generation and each turn's ``turn_index``.
+        """
         matrix = np.asarray(vectors, dtype=np.float32)
         with self._user_lock(uid):
             idx = self._fresh(uid)
+            p = idx.pos.get(episode_id)
+            old = idx.metadatas[p] if p is not None else None
+            # above every generation stored for the episode, current or left by a crash;
+            # 1 only for a new episode (records from before generations are generation 0)
+            gen = max(generation(old or {}), idx.orphan_generation.get(episode_id, 0)) + 1
+            if old is not None:
+                gen = max(gen, 2)
+            ids, metas = list(ids), [dict(m) for m in metas]
+            for i, m in enumerate(metas):
+                m["generation"] = gen
+                if m.get("kind") == "turn":
+                    ids[i] = turn_id(episode_id, gen, int(m.get("turn_index", i)))
+            hidden = idx.orphans.get(episode_id, [])
+            present = set(idx.pos) | set(hidden)
             keep = set(ids)
-            new = sum(1 for i in ids if i not in idx.pos)
             stale = [
                 rid
                 for rid, m in zip(idx.ids, idx.metadatas, strict=True)
                 if m.get("episode_id") == episode_id and rid not in keep
-            ]
+            ] + [rid for rid in hidden if rid not in keep]
+            turns = [i for i, m in enumerate(metas) if m.get("kind") == "turn"]
+            heads = [i for i, m in enumerate(metas) if m.get("kind") != "turn"]
             try:
-                with self._own_write(new):
-                    chroma_call(
-                        "upsert",
-                        self.collection.upsert,
-                        ids=ids,
-                        documents=docs,
-                        metadatas=metas,
-                        embeddings=matrix,
-                    )
+                for part in (turns, heads):  # the turns, then the switch
+                    if part:
+                        self._upsert(ids, docs, metas, matrix, part, present)
             except BaseException:
                 self._drop(uid)
                 raise
-            if new == len(ids):
+            if not present & keep:
                 idx.add(ids, docs, metas, matrix)
             else:  # replaced records: reload on the next read
                 self._drop(uid)
             if stale:
                 self._delete(uid, stale)
+
+    def _upsert(
+        self,
+        ids: list[str],
+        docs: list[str],
+        metas: list[dict[str, Any]],
+        matrix: np.ndarray,
+        part: list[int],
+        present: set[str],
+    ) -> None:
+        """One Chroma upsert of the records at positions ``part``."""
+        new = sum(1 for i in part if ids[i] not in present)
+        with self._own_write(new):
+            chroma_call(
+                "upsert",
+                self.collection.upsert,
+                ids=[ids[i] for i in part],
+                documents=[docs[i] for i in part],
+                metadatas=[metas[i] for i in part],
+                embeddings=matrix[part],
+            )
 
     def _delete(self, uid: str, ids: list[str]) -> None:
         """Delete existing records of this user; the caller holds the user's lock."""
@@ -249,6 +321,7 @@ class Mirror:
                 for rid, m in zip(idx.ids, idx.metadatas, strict=True)
                 if m.get("kind") == "turn" and m.get("episode_id") in wanted
             ]
+            turns += [rid for ep in wanted for rid in idx.orphans.get(ep, [])]
             if eps or turns:
                 self._delete(uid, eps + turns)
         return eps, turns
@@ -302,6 +375,8 @@ class Mirror:
             wanted = set()
             for rid in ids:
                 p = idx.pos.get(rid)
+                if p is None:
+                    p = _current_turn(idx, rid)
                 if p is None:
                     continue
                 wanted.add(p)

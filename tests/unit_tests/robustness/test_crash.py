@@ -1,0 +1,174 @@
+"""Crash safety (issue 12, item 1): SIGKILL a writer at random points, then reopen.
+
+A fork server (``crash_worker.py``) imports the package once; each run is a forked
+child that opens the storage folder, archives sessions of growing and shrinking
+size, adds profile values (acknowledging each one on stdout once written) and
+records tool calls, until the test kills it with SIGKILL after a random
+0.05-0.6 s. After every kill a fresh child opens the storage and reports what a
+restarted process sees (the next run's child reports it before it starts
+writing). Checked after each kill: the storage opens; every
+session's turns are exactly one version (as many as the episode's
+``message_count``, no duplicate text, one version tag); every acknowledged profile
+value is there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+from unittest import mock
+
+import pytest
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from langmem_layers.episodic import EpisodeStore
+from langmem_layers.testing import DeterministicEmbeddings
+
+KILLS = 32
+WORKER = Path(__file__).with_name("crash_worker.py")
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
+
+
+def _line(stream: IO[str]) -> str:
+    line = stream.readline()
+    assert line, "the crash worker ended unexpectedly"
+    return line.strip()
+
+
+def _until_dead(stream: IO[str], acked: list[str]) -> list[str]:
+    """Read a child's lines up to the server's ``dead``; collect acks; the other lines."""
+    other = []
+    while not (line := _line(stream)).startswith("dead "):
+        if line.startswith("ack "):
+            acked.append(line[4:])
+        else:
+            other.append(line)
+    return other
+
+
+def _check(result: dict, acked: list[str], kill: int) -> int:
+    """Assert one restart's view; the number of sessions seen."""
+    for s in result["sessions"]:
+        where = f"after kill {kill}, session {s['session']}"
+        assert s["turns"] == s["message_count"], f"{where}: {s}"
+        assert s["distinct"] == s["turns"], f"duplicate turns {where}: {s}"
+        assert len(s["versions"]) <= 1, f"two versions mixed {where}: {s}"
+    missing = set(acked) - set(result["skills"])
+    assert not missing, f"acknowledged profile writes lost after kill {kill}: {sorted(missing)}"
+    return len(result["sessions"])
+
+
+def test_sigkill_at_random_points_never_mixes_versions_nor_loses_acknowledged_writes(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(12)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ANONYMIZED_TELEMETRY": "False"}
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), str(tmp_path / "storage")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    acked: list[str] = []
+    kills = sessions = 0
+    try:
+        assert _line(proc.stdout) == "server"
+        for run in range(KILLS + 1):
+            # the child first reports what it sees after the previous kill, then works
+            proc.stdin.write(f"run {run}\n" if run < KILLS else "check\n")
+            proc.stdin.flush()
+            result = _line(proc.stdout)
+            assert result.startswith("result "), f"the storage did not open: {result}"
+            sessions = _check(json.loads(result[7:]), acked, kills)
+            if run == KILLS:
+                break
+            ready = _line(proc.stdout)
+            assert ready.startswith("ready "), ready
+            time.sleep(rng.uniform(0.05, 0.6))
+            os.kill(int(ready.split()[1]), signal.SIGKILL)
+            kills += 1
+            assert _until_dead(proc.stdout, acked) == []
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert kills >= 30
+    assert acked, "no profile write was acknowledged: the runs were too short to test anything"
+    assert sessions > 0
+    print(f"{kills} kills, {len(acked)} acknowledged profile writes, {sessions} sessions")
+
+
+# ---------------------------------------------------------------------- generations, in process
+def _messages(tag: str, n: int) -> list[BaseMessage]:
+    return [HumanMessage(f"{tag} message {k}") for k in range(n)]
+
+
+def _store(folder: Path) -> EpisodeStore:
+    return EpisodeStore(storage=str(folder), embeddings=DeterministicEmbeddings())
+
+
+@pytest.mark.parametrize("fail_on", ["switch", "delete"])
+def test_an_interrupted_archive_shows_one_version_and_the_next_archive_repairs(
+    tmp_path: Path, fail_on: str
+) -> None:
+    store = _store(tmp_path)
+    ep = store.archive("ada", "t1", _messages("old", 8))
+    coll_type = type(store.collection)
+    real_upsert, real_delete = coll_type.upsert, coll_type.delete
+
+    def upsert(self: Any, **kw: Any) -> Any:
+        if fail_on == "switch" and kw["ids"] == [ep.id]:
+            raise KeyboardInterrupt  # dies after the new turns, before the switch
+        return real_upsert(self, **kw)
+
+    def delete(self: Any, **kw: Any) -> Any:
+        if fail_on == "delete":
+            raise KeyboardInterrupt  # dies after the switch, before the old turns go
+        return real_delete(self, **kw)
+
+    with (
+        mock.patch.object(coll_type, "upsert", upsert),
+        mock.patch.object(coll_type, "delete", delete),
+        pytest.raises(KeyboardInterrupt),
+    ):
+        store.archive("ada", "t1", _messages("new", 2))
+    fresh = _store(tmp_path)  # a restarted process
+    turns = [text for _, text in fresh.get_turns("ada", ep.id)]
+    episode = fresh.get_episode("ada", ep.id)
+    assert episode is not None and len(turns) == episode.message_count
+    assert {t.split()[1] for t in turns} == {"old" if fail_on == "switch" else "new"}
+    assert fresh.count("ada") == len(turns) + 1
+    fresh.archive("ada", "t1", _messages("third", 3))
+    assert fresh.collection.count() == 4  # the episode and its 3 turns: nothing left behind
+    turns = [text for _, text in _store(tmp_path).get_turns("ada", ep.id)]
+    assert [t.split()[1:] for t in turns] == [["third", "message", str(k)] for k in range(3)]
+
+
+def test_records_written_before_generations_stay_readable_and_are_replaced(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path)
+    ep = store.archive("ada", "t1", _messages("old", 5))
+    coll = store.collection
+    got = coll.get(include=["documents", "metadatas", "embeddings"])
+    coll.delete(ids=got["ids"])
+    metas = [{k: v for k, v in m.items() if k != "generation"} for m in got["metadatas"]]
+    coll.upsert(
+        ids=got["ids"], documents=got["documents"], metadatas=metas, embeddings=got["embeddings"]
+    )
+    legacy = _store(tmp_path)
+    assert len(legacy.get_turns("ada", ep.id)) == 5
+    legacy.archive("ada", "t1", _messages("new", 2))
+    turns = [text for _, text in _store(tmp_path).get_turns("ada", ep.id)]
+    assert [t.split()[1] for t in turns] == ["new", "new"]
+    assert coll.count() == 3
