@@ -52,6 +52,12 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - the public API, listed once (read at run time too)
+    from langmem_layers.caps import (
+        CapStats as CapStats,
+    )
+    from langmem_layers.caps import (
+        OutputCaps as OutputCaps,
+    )
     from langmem_layers.config import (
         MemoryConfig as MemoryConfig,
     )

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from langmem_layers.caps import OutputCaps
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._durability import Durability, check_durability
 from langmem_layers.redaction import RedactionConfig
@@ -148,7 +149,22 @@ class MemoryConfig:
     conversation as it is: encrypt them with ``Storage(encryption_key=...)``.
     """
 
+    caps: OutputCaps = OutputCaps()  # noqa: RUF009 (frozen, shared safely)
+    """Limits on what a model writes, enforced before writing and counted.
+
+    Profile values (500 chars) and items per reply (50); episode summary (2,000
+    chars), key facts and outcomes (20 each, 300 chars), tags (10, 40 chars),
+    topic (100 chars); a failed profile extraction is retried at the next
+    trigger and skipped after ``max_failed_extractions`` (3) failures. Passed
+    to the stores ``MemoryLayers`` builds; not read from the environment.
+    """
+
     def __post_init__(self) -> None:
+        if not isinstance(self.caps, OutputCaps):
+            raise ConfigurationError(
+                f"caps must be an OutputCaps, got {type(self.caps).__name__}; "
+                "e.g. caps=OutputCaps(summary_chars=4000)"
+            )
         if not isinstance(self.redaction, RedactionConfig):
             raise ConfigurationError(
                 f"redaction must be a RedactionConfig, got {type(self.redaction).__name__}; "

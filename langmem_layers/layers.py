@@ -52,8 +52,9 @@ class MemoryLayers:
         embeddings: Embeddings of the default episode store.
         profiles: A :class:`~langmem_layers.semantic.ProfileStore` (custom schema or store).
         procedural: A :class:`~langmem_layers.procedural.ProceduralMemory`.
-            The stores built here get ``config.redaction``; stores you pass keep
-            their own ``redaction=`` (build them with ``redaction=config.redaction``).
+            The stores built here get ``config.redaction`` and ``config.caps``; stores
+            you pass keep their own ``redaction=``/``caps=`` (build them with
+            ``redaction=config.redaction, caps=config.caps``).
         model: The chat model the layers call for window summaries, profile
             extraction and archive decisions (not the agent's model); default
             :func:`~langmem_layers.resolve_chat_model`, offline fallbacks without one.
@@ -102,11 +103,11 @@ class MemoryLayers:
                 "configure the default episode store), not both"
             )
         self.config = config if config is not None else MemoryConfig()
-        redaction = self.config.redaction
+        redaction, caps = self.config.redaction, self.config.caps
         self.episodes = episodes or EpisodeStore(
-            storage=storage, embeddings=embeddings, redaction=redaction
+            storage=storage, embeddings=embeddings, redaction=redaction, caps=caps
         )
-        self.profiles = profiles or ProfileStore(redaction=redaction)
+        self.profiles = profiles or ProfileStore(redaction=redaction, caps=caps)
         if procedural is None:
             procedural = ProceduralMemory(redaction=redaction)
             procedural.durability = self.config.procedural_durability
@@ -160,11 +161,12 @@ class MemoryLayers:
         """
         folder = storage if isinstance(storage, Storage) else Storage(storage)
         with folder.store() as store:
-            redaction = (config or MemoryConfig()).redaction
+            cfg = config or MemoryConfig()
+            redaction, caps = cfg.redaction, cfg.caps
             layers = cls(
                 config=config,
-                episodes=EpisodeStore(storage=folder, redaction=redaction),
-                profiles=ProfileStore(store, redaction=redaction),
+                episodes=EpisodeStore(storage=folder, redaction=redaction, caps=caps),
+                profiles=ProfileStore(store, redaction=redaction, caps=caps),
                 procedural=_procedural(store, config or MemoryConfig()),
                 model=model,
             )

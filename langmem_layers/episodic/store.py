@@ -4,11 +4,8 @@ One Chroma collection holds two kinds of records, told apart by the metadata
 key ``kind``: ``"episode"`` (summary, key facts, outcomes, topic, tags,
 importance, message count) and ``"turn"`` (one message of the session, linked
 by ``episode_id``). Ids are deterministic (``episode_id_for(user, session)``
-and ``<episode id>:t<index>``, ``<episode id>:g<generation>:t<index>`` once a
-session is archived again), so archiving a session twice replaces instead of
-duplicating. A re-archive writes the turns under a new generation before it
-switches the episode record and deletes the old ones, and readers keep only the
-current generation: a crash at any point never shows a mix of two versions.
+and ``<episode id>:t<index>``), so archiving a session twice replaces instead
+of duplicating.
 
 Vectors are computed once by the store (with the package's embeddings) and
 handed to Chroma; the collection is always opened with
@@ -35,7 +32,9 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
+from langmem_layers._caps import cap_summary
 from langmem_layers._steps import Call, Core, arun, blocking, run, twin
+from langmem_layers.caps import CapStats, OutputCaps
 from langmem_layers.defaults import Storage, resolve_embeddings
 from langmem_layers.embeddings import LangchainEmbeddingFunction, embeddings_id
 from langmem_layers.episodic._chroma import (
@@ -120,6 +119,9 @@ class EpisodeStore:
         redaction: How secrets are removed from turns, summaries, key facts and
             outcomes before they are written
             (:class:`~langmem_layers.redaction.RedactionConfig`).
+        caps: Limits on the summary, key facts, outcomes, topic and tags, applied
+            after redaction (:class:`~langmem_layers.caps.OutputCaps`); cuts are
+            counted in ``cap_stats``.
 
     Raises:
         ConfigurationError: the collection was written with other embeddings.
@@ -147,6 +149,7 @@ class EpisodeStore:
         flush_every: int = 256,
         flush_seconds: float = 30.0,
         redaction: RedactionConfig | None = None,
+        caps: OutputCaps | None = None,
     ) -> None:
         if not 3 <= len(collection_name) <= 512:
             raise ConfigurationError(
@@ -166,6 +169,7 @@ class EpisodeStore:
         self.flush_every = flush_every
         self.flush_seconds = flush_seconds
         self.redaction = redaction or RedactionConfig()
+        self.caps, self.cap_stats = caps or OutputCaps(), CapStats()
 
     def _open(self) -> Any:
         coll = self._open_raw()
@@ -204,7 +208,12 @@ class EpisodeStore:
         if not session_id:
             raise ConfigurationError("archive needs a session_id (the thread id)")
         secrets, messages = self._clean(messages)
-        summ = self._redacted(summary or offline_summary(messages), secrets)
+        summ = cap_summary(  # caps around redaction: see cap_summary
+            summary or offline_summary(messages),
+            self.caps,
+            self.cap_stats,
+            lambda s: self._redacted(s, secrets),
+        )
         ts = float(created_at) if created_at is not None else time.time()
         ep = Episode(
             id=episode_id_for(uid, session_id),
@@ -263,8 +272,8 @@ class EpisodeStore:
                     }
                 )
         vectors = yield embed_documents(self.embeddings, docs)
-        # one step: the new generation of turns, the switch of the episode record to it,
-        # the mirror update and the removal of every older generation (crash-safe: _mirror)
+        # one step: the upsert, the mirror update and the removal of turns a shorter
+        # re-archived session no longer has
         yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)
         return ep
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -55,8 +56,13 @@ def _pending(messages: Sequence[BaseMessage], last_id: str | None) -> list[BaseM
 class ProfileUpdater:
     """Runs profile extraction every N user turns and at session end.
 
-    A per-thread cursor (the last message processed) is kept in the store, so
-    each message is read once even across restarts. With
+    A per-thread cursor (the last message extracted) is kept in the store, so
+    each message is read once even across restarts. The cursor moves only past
+    messages extracted successfully (or left out by ``max_messages``): a batch
+    whose extraction failed is retried at the next trigger; after
+    ``profiles.caps.max_failed_extractions`` (3) failures in a row it is skipped,
+    counted and logged. :attr:`stats` has the counters (``failed_batches``,
+    ``skipped_batches``, and the caps' ``capped_values``/``dropped_items``). With
     ``background=True`` the node returns at once and the extraction runs on a
     daemon worker thread (sync calls) or as an ``asyncio`` task of the running
     loop (async calls: only async store, model and embedding calls, no thread
@@ -130,11 +136,28 @@ class ProfileUpdater:
         self.messages_key = messages_key
         self.max_messages = max_messages
         self.errors = 0
+        self.failed_batches = 0
+        self.skipped_batches = 0
+        self.max_failures = self.profiles.caps.max_failed_extractions
+        self._lock = threading.Lock()
+        self._inflight: set[tuple[str, str]] = set()
         self._runner = BackgroundRunner()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def __repr__(self) -> str:
         return f"ProfileUpdater({self.extractor!r}, every_n_turns={self.every_n_turns})"
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Extraction counters: errors, failed and skipped batches, capped values, dropped items."""
+        caps = self.profiles.cap_stats
+        return {
+            "errors": self.errors,
+            "failed_batches": self.failed_batches,
+            "skipped_batches": self.skipped_batches,
+            "capped_values": caps.capped_values,
+            "dropped_items": caps.dropped_items,
+        }
 
     # ---------------------------------------------------------------- helpers
     def _bound(self, store: BaseStore | None) -> ProfileStore:
@@ -156,10 +179,6 @@ class ProfileUpdater:
             return None
         return pending[-self.max_messages :]
 
-    @staticmethod
-    def _cursor_value(messages: Sequence[BaseMessage]) -> dict[str, Any]:
-        return {"last_id": messages[-1].id if messages else None}
-
     def _log(self, result: ExtractionResult, user_id: str) -> None:
         if result.failed:
             logger.info("profile extraction for %r produced nothing usable", user_id)
@@ -167,33 +186,97 @@ class ProfileUpdater:
     # -------------------------------------------------------------- extraction
     def _update(
         self, profiles: ProfileStore, batch: list[BaseMessage], user_id: str, thread_id: str | None
-    ) -> Core[list[HistoryRecord]]:
-        """Extract from ``batch`` and apply; errors other than configuration ones are logged."""
+    ) -> Core[tuple[list[HistoryRecord], bool]]:
+        """Extract from ``batch`` and apply: (records, succeeded); errors are logged."""
         try:
             profile = yield from profiles._get(user_id)
             result = yield _extract_step(self.extractor, profile, batch)
             self._log(result, user_id)
-            if not result.updates:
-                return []
-            return (
-                yield from profiles._apply(
-                    user_id, result.updates, thread_id, result.extractor or "extractor", None
-                )
+            if result.failed or not result.updates:
+                return [], not result.failed
+            records = yield from profiles._apply(
+                user_id, result.updates, thread_id, result.extractor or "extractor", None
             )
+            return records, True
         except ConfigurationError:
             raise
         except Exception:
-            self.errors += 1
+            with self._lock:
+                self.errors += 1
             logger.exception("profile update failed for %r; the profile is unchanged", user_id)
-            return []
+            return [], False
 
-    def _guarded(self, job: Core[Any]) -> Core[None]:
+    def _advance(
+        self,
+        profiles: ProfileStore,
+        batch: list[BaseMessage],
+        prior: Mapping[str, Any],
+        ok: bool,
+        user_id: str,
+        thread_id: str | None,
+    ) -> Core[None]:
+        """Move the cursor past ``batch`` if it succeeded (or failed too often), else count."""
+        value: dict[str, Any] = {"last_id": batch[-1].id}
+        if not ok:
+            failures = int(prior.get("failures", 0)) + 1
+            with self._lock:
+                self.failed_batches += 1
+                skip = failures >= self.max_failures
+                self.skipped_batches += skip
+            if skip:
+                logger.warning(
+                    "profile extraction for %r failed %d times in a row; skipping %d messages",
+                    user_id,
+                    failures,
+                    len(batch),
+                )
+            else:
+                logger.info(
+                    "profile extraction for %r failed (%d/%d); retried at the next trigger",
+                    user_id,
+                    failures,
+                    self.max_failures,
+                )
+                value = {"last_id": prior.get("last_id"), "failures": failures}
+        ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
+        yield store_call(profiles.store, "put", ns, key, value, index=False)
+
+    def _run_batch(
+        self,
+        profiles: ProfileStore,
+        batch: list[BaseMessage],
+        prior: Mapping[str, Any],
+        user_id: str,
+        thread_id: str | None,
+    ) -> Core[list[HistoryRecord]]:
+        """Extract ``batch``, then move the cursor (or keep it for a retry)."""
+        try:
+            records, ok = yield from self._update(profiles, batch, user_id, thread_id)
+        except ConfigurationError:
+            yield from self._advance(profiles, batch, prior, False, user_id, thread_id)
+            raise
+        yield from self._advance(profiles, batch, prior, ok, user_id, thread_id)
+        return records
+
+    def _claim(self, claim: tuple[str, str]) -> bool:
+        """Mark a thread's background extraction as running; False if one already is."""
+        with self._lock:
+            if claim in self._inflight:
+                return False
+            self._inflight.add(claim)
+            return True
+
+    def _guarded(self, job: Core[Any], claim: tuple[str, str]) -> Core[None]:
         """A background job: every error is logged and counted, never raised."""
         try:
             yield from job
         except Exception:
-            self.errors += 1
+            with self._lock:
+                self.errors += 1
             logger.exception("background profile update failed; the profile was not changed")
+        finally:
+            with self._lock:
+                self._inflight.discard(claim)
 
     def _submit(self, job: Core[Any]) -> None:
         """Queue a background job on the daemon worker thread (sync callers)."""
@@ -225,15 +308,18 @@ class ProfileUpdater:
         profiles = self._bound(store)
         ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
         item = yield store_call(profiles.store, "get", ns, key)
-        batch = self._due(messages, item.value if item else None, force)
+        prior = dict(item.value) if item else {}
+        batch = self._due(messages, prior, force)
         if batch is None:
             return None
-        yield store_call(profiles.store, "put", ns, key, self._cursor_value(messages), index=False)
-        job = self._update(profiles, batch, user_id, thread_id)
         if background:
-            yield Call(self._submit, self._asubmit, (self._guarded(job),))
+            # one job per thread at a time: the cursor moves when it ends, so a second
+            # job started now would extract the same messages again
+            if self._claim((user_id, key)):
+                job = self._run_batch(profiles, batch, prior, user_id, thread_id)
+                yield Call(self._submit, self._asubmit, (self._guarded(job, (user_id, key)),))
             return None
-        return (yield from job)
+        return (yield from self._run_batch(profiles, batch, prior, user_id, thread_id))
 
     def maybe_update(
         self,

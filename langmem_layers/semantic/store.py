@@ -36,7 +36,9 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 
+from langmem_layers._caps import cap_profile_updates
 from langmem_layers._steps import Core, arun, run
+from langmem_layers.caps import CapStats, OutputCaps
 from langmem_layers.context import normalize_user_id, user_namespace
 from langmem_layers.defaults import Storage
 from langmem_layers.errors import ConfigurationError
@@ -61,7 +63,6 @@ __all__ = ["ProfileStore"]
 
 LAYER = "semantic"
 
-
 _RETRIES = 3
 
 
@@ -80,6 +81,7 @@ class ProfileStore:
         dedup_threshold: Cosine threshold for embedding de-duplication.
         redaction: Credentials are never stored: an update holding one is dropped
             and evidence is redacted (:class:`~langmem_layers.redaction.RedactionConfig`).
+        caps: Limits :meth:`apply` enforces (:class:`~langmem_layers.caps.OutputCaps`).
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -103,6 +105,7 @@ class ProfileStore:
         embeddings: Embeddings | None = None,
         dedup_threshold: float = 0.92,
         redaction: RedactionConfig | None = None,
+        caps: OutputCaps | None = None,
     ) -> None:
         if store is not None and not isinstance(store, BaseStore):
             raise ConfigurationError(
@@ -119,6 +122,7 @@ class ProfileStore:
         self.embeddings = embeddings
         self.dedup_threshold = dedup_threshold
         self.redaction = redaction
+        self.caps, self.cap_stats = caps or OutputCaps(), CapStats()
         self._dedup = NearDuplicates(embeddings, dedup_threshold)
 
     def __repr__(self) -> str:
@@ -180,7 +184,7 @@ class ProfileStore:
             dedup_threshold=self.dedup_threshold,
             redaction=self.redaction,
         )
-        twin._dedup = self._dedup
+        twin._dedup, twin.caps, twin.cap_stats = self._dedup, self.caps, self.cap_stats
         return twin
 
     def spec(self, field: str) -> FieldSpec:
@@ -289,7 +293,7 @@ class ProfileStore:
         extractor: str,
         now: datetime | None,
     ) -> Core[list[HistoryRecord]]:
-        updates = screen_updates(updates, self.redaction)
+        updates = cap_profile_updates(updates, self, lambda us: screen_updates(us, self.redaction))
         checked = [(self._check(u), u) for u in updates]
         store = self.store
         lock = ns_lock(store, self.namespace(user_id, "profile"))

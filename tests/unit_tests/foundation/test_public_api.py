@@ -4,6 +4,7 @@ import langmem_layers
 
 EXPECTED = [
     "ArchiveDecision",
+    "CapStats",
     "ConfigurationError",
     "Episode",
     "EpisodeStore",
@@ -25,6 +26,7 @@ EXPECTED = [
     "MissingUserIdError",
     "OfflineProfileExtractor",
     "OutcomeRecord",
+    "OutputCaps",
     "ProceduralMemory",
     "ProceduralMiddleware",
     "Profile",
