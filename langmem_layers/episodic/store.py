@@ -4,8 +4,11 @@ One Chroma collection holds two kinds of records, told apart by the metadata
 key ``kind``: ``"episode"`` (summary, key facts, outcomes, topic, tags,
 importance, message count) and ``"turn"`` (one message of the session, linked
 by ``episode_id``). Ids are deterministic (``episode_id_for(user, session)``
-and ``<episode id>:t<index>``), so archiving a session twice replaces instead
-of duplicating.
+and ``<episode id>:t<index>``, ``<episode id>:g<generation>:t<index>`` once a
+session is archived again), so archiving a session twice replaces instead of
+duplicating. A re-archive writes the turns under a new generation before it
+switches the episode record and deletes the old ones, and readers keep only the
+current generation: a crash at any point never shows a mix of two versions.
 
 Vectors are computed once by the store (with the package's embeddings) and
 handed to Chroma; the collection is always opened with
@@ -272,8 +275,8 @@ class EpisodeStore:
                     }
                 )
         vectors = yield embed_documents(self.embeddings, docs)
-        # one step: the upsert, the mirror update and the removal of turns a shorter
-        # re-archived session no longer has
+        # one step: the new generation of turns, the switch of the episode record to it,
+        # the mirror update and the removal of every older generation (crash-safe: _mirror)
         yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)
         return ep
 
