@@ -145,6 +145,9 @@ if TYPE_CHECKING:  # pragma: no cover - the public API, listed once (read at run
     from langmem_layers.errors import (
         ThreadOwnershipError as ThreadOwnershipError,
     )
+    from langmem_layers.errors import (
+        UnknownThreadError as UnknownThreadError,
+    )
     from langmem_layers.graph import (
         MemoryGraphState as MemoryGraphState,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import Any
 
@@ -28,6 +29,7 @@ def run_chat(
     from langmem_layers.admin import forget_user_everywhere
     from langmem_layers.demo import OfflineDemoModel, get_weather
     from langmem_layers.episodic import EpisodeStore
+    from langmem_layers.errors import UnknownThreadError
     from langmem_layers.graph import build_memory_graph
     from langmem_layers.layers import MemoryLayers
     from langmem_layers.semantic import render_profile
@@ -52,12 +54,16 @@ def run_chat(
             if not line:
                 continue
             if line in {"/quit", "/exit"}:
-                end_session(graph, thread_id=thread, user_id=user_id, memory=memory)
+                with contextlib.suppress(UnknownThreadError):  # nothing said in this session
+                    end_session(graph, thread_id=thread, user_id=user_id, memory=memory)
                 say("bye (session archived if it was worth keeping)")
                 return 0
             if line == "/end":
-                report = end_session(graph, thread_id=thread, user_id=user_id, memory=memory)
-                say(f"session {thread} ended: archived={report.archived} ({report.reason})")
+                try:
+                    report = end_session(graph, thread_id=thread, user_id=user_id, memory=memory)
+                    say(f"session {thread} ended: archived={report.archived} ({report.reason})")
+                except UnknownThreadError:
+                    say(f"session {thread} had no turns")
                 thread = f"chat-{uuid.uuid4().hex[:8]}"
                 say(f"new session {thread}")
                 continue

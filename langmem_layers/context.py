@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from langmem_layers._checks import check_thread_id
 from langmem_layers._steps import Core, arun, run, store_call
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
@@ -242,6 +243,9 @@ def _user(value: Any) -> str | None:
 def _clean(value: Any, name: str) -> str | None:
     if value is None:
         return None
+    if name == "thread_id":
+        # a given but blank or non-text thread id is an error, never "no thread"
+        return check_thread_id(value).strip()
     if not isinstance(value, str):
         value = str(value)
     value = value.strip()

@@ -13,6 +13,7 @@ __all__ = [
     "MissingUserIdError",
     "StorageError",
     "ThreadOwnershipError",
+    "UnknownThreadError",
 ]
 
 
@@ -77,6 +78,21 @@ class ThreadOwnershipError(LangmemError, PermissionError):
         >>> from langmem_layers import ThreadOwnershipError
         >>> isinstance(ThreadOwnershipError("thread 't1' belongs to another user"),
         ...            PermissionError)
+        True
+
+    """
+
+
+class UnknownThreadError(ConfigurationError, LookupError):
+    """A session function was given a thread id that has no checkpoint.
+
+    Raised by :func:`~langmem_layers.end_session` and its async twin before
+    anything is archived; check the ``thread_id`` (and that the graph uses the
+    checkpointer the thread was run with).
+
+    Example:
+        >>> from langmem_layers import UnknownThreadError
+        >>> isinstance(UnknownThreadError("unknown thread 't1'"), LookupError)
         True
 
     """

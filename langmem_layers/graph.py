@@ -35,6 +35,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
 from langmem_layers._budget import BudgetReport, Section, fill_budget
+from langmem_layers._checks import check_model
 from langmem_layers._steps import Core, arun, invoke, node, run, store_call
 from langmem_layers._turn import after_turn, check_thread_owner, memory_sections
 from langmem_layers.context import Identity, MemoryContext, current_runtime, resolve_identity
@@ -332,6 +333,7 @@ def create_memory_graph_builder(
         'hello'
 
     """
+    model = check_model(model)
     nodes = _ReferenceNodes(memory, model, tools)
     builder = _MemoryGraphBuilder(
         MemoryGraphState, context_schema=MemoryContext, input_schema=_MemoryGraphInput

@@ -22,6 +22,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
+from langmem_layers._checks import check_model
 from langmem_layers._steps import Core, arun, run, twin
 from langmem_layers.config import MemoryConfig
 from langmem_layers.defaults import Storage
@@ -97,6 +98,9 @@ class MemoryLayers:
         procedural: ProceduralMemory | None = None,
         model: BaseChatModel | None = None,
     ) -> None:
+        model = check_model(model, optional=True)
+        if config is not None and not isinstance(config, MemoryConfig):
+            raise TypeError(f"config must be a MemoryConfig, got {type(config).__name__}")
         if episodes is not None and (storage is not None or embeddings is not None):
             raise ConfigurationError(
                 "pass either episodes=EpisodeStore(...) or storage=/embeddings= (which only "

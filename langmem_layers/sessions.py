@@ -28,11 +28,12 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from langmem_layers._checks import check_thread_id
 from langmem_layers._steps import Call, Core, arun, collect, run, store_call, twin
 from langmem_layers._turn import check_thread_owner
 from langmem_layers.context import resolve_identity
 from langmem_layers.episodic import aarchive_session, archive_session, episode_id_for
-from langmem_layers.errors import ConfigurationError, MissingUserIdError
+from langmem_layers.errors import ConfigurationError, MissingUserIdError, UnknownThreadError
 from langmem_layers.layers import MemoryLayers
 
 __all__ = [
@@ -125,6 +126,7 @@ async def asession_transcript(graph: Any, /, *, thread_id: str) -> list[BaseMess
 
 
 def _transcript(graph: Any, thread_id: str) -> Core[list[BaseMessage]]:
+    thread_id = check_thread_id(thread_id)
     history = yield collect(graph, "get_state_history", _config(thread_id))
     refused = (history[0].values or {}).get("thread_refused") or () if history else ()
     return _merge(reversed(history), refused)
@@ -172,6 +174,8 @@ def end_session(
 
     Raises:
         MissingUserIdError: no user id given and none stored in the thread.
+        UnknownThreadError: the thread has no checkpoint (a blank ``thread_id``
+            is a ``ConfigurationError``).
         ThreadOwnershipError: ``user_id`` is not the thread's owner.
         ConfigurationError: ``memory`` is not a :class:`~langmem_layers.MemoryLayers`.
 
@@ -211,7 +215,13 @@ async def aend_session(
 def _end(
     graph: Any, memory: MemoryLayers, thread_id: str, user_id: str | None, force: bool
 ) -> Core[SessionEndReport]:
+    thread_id = check_thread_id(thread_id)
     state = yield store_call(graph, "get_state", _config(thread_id))
+    if getattr(state, "created_at", None) is None and not (state.values or {}):
+        raise UnknownThreadError(
+            f"unknown thread {thread_id!r}: no checkpoint for it in the graph's checkpointer; "
+            "check the thread_id and compile the graph with the checkpointer it ran with"
+        )
     uid = _user_for(user_id, state.values or {}, thread_id)
     messages = yield from _transcript(graph, thread_id)
     changes = yield twin(

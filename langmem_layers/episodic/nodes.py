@@ -20,6 +20,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
+from langmem_layers._checks import check_messages
 from langmem_layers._steps import Core, arun, blocking, invoke, node, run, twin
 from langmem_layers.context import Identity, RunScope, current_runtime, resolve_identity
 from langmem_layers.episodic._lexical import format_date
@@ -196,6 +197,7 @@ def _archive_session(
     policy: WritePolicy | None,
     created_at: float | None,
 ) -> Core[ArchiveDecision]:
+    messages = check_messages(messages)
     # a new policy loads its token encoding (from disk, the first time): not on the loop
     pol = policy or (yield blocking(WritePolicy))
     decision: ArchiveDecision = yield twin(pol, "decide", messages, reason=reason)

@@ -51,6 +51,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
+from langmem_layers._checks import check_int, check_number
 from langmem_layers._steps import Core, arun, blocking, run
 from langmem_layers.episodic._index import UserIndex
 from langmem_layers.episodic._lexical import asks_when, names_in
@@ -62,6 +63,19 @@ __all__ = ["EpisodicRetriever"]
 
 _FILTER_KEYS = ("session_id", "topic", "tags", "since", "until", "kinds")
 _OPTION_KEYS = ("k", "user_id", "mmr", "dedup", "update_access", *_FILTER_KEYS)
+
+
+_WEIGHTS = (
+    "lexical_weight",
+    "dense_weight",
+    "neighbor_weight",
+    "session_weight",
+    "speaker_weight",
+    "time_weight",
+    "relevance_weight",
+    "recency_weight",
+    "importance_weight",
+)
 
 
 def _ts(value: Any, name: str) -> float | None:
@@ -187,6 +201,18 @@ class EpisodicRetriever(BaseRetriever):
     dedup: bool = True
     update_access: bool = True
     filters: dict[str, Any] = Field(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Reject NaN, infinite or negative weights and bad sizes with a named error."""
+        super().model_post_init(context)
+        for name in _WEIGHTS:
+            check_number(name, getattr(self, name), f"{name}=0.5")
+        check_number("half_life_days", self.half_life_days, "half_life_days=30", positive=True)
+        check_number("mmr_lambda", self.mmr_lambda, "mmr_lambda=0.7")
+        if self.mmr_lambda > 1:
+            raise ConfigurationError(f"mmr_lambda={self.mmr_lambda!r} must be in [0, 1]; e.g. 0.7")
+        check_int("exact_dense_limit", self.exact_dense_limit, 1, "exact_dense_limit=4000")
+        check_int("dense_probe", self.dense_probe, 1, "dense_probe=8")
 
     @field_validator("user_id", mode="before")
     @classmethod

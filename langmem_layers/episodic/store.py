@@ -36,6 +36,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
 from langmem_layers._caps import cap_summary
+from langmem_layers._checks import check_int, check_messages, check_number, check_thread_id
 from langmem_layers._steps import Call, Core, arun, blocking, run, twin
 from langmem_layers.caps import CapStats, OutputCaps
 from langmem_layers.defaults import Storage, resolve_embeddings
@@ -154,7 +155,9 @@ class EpisodeStore:
         redaction: RedactionConfig | None = None,
         caps: OutputCaps | None = None,
     ) -> None:
-        if not 3 <= len(collection_name) <= 512:
+        check_int("flush_every", flush_every, 1, "flush_every=256")
+        check_number("flush_seconds", flush_seconds, "flush_seconds=30.0", positive=True)
+        if not isinstance(collection_name, str) or not 3 <= len(collection_name) <= 512:
             raise ConfigurationError(
                 f"collection_name must have 3-512 characters (a Chroma rule), got "
                 f"{collection_name!r}"
@@ -208,8 +211,8 @@ class EpisodeStore:
         index_turns: bool,
     ) -> Core[Episode]:
         uid = _require_user(user_id)
-        if not session_id:
-            raise ConfigurationError("archive needs a session_id (the thread id)")
+        session_id = check_thread_id(session_id, "session_id")
+        messages = check_messages(messages)
         secrets, messages = self._clean(messages)
         summ = cap_summary(  # caps around redaction: see cap_summary
             summary or offline_summary(messages),

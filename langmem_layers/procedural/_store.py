@@ -14,6 +14,7 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore, Item, PutOp
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 
+from langmem_layers._checks import check_int, check_number
 from langmem_layers._steps import Core, run, store_call
 from langmem_layers.context import (
     NAMESPACE_ROOT,
@@ -183,8 +184,8 @@ class AppendLog:
     def __init__(
         self, *, flush_every: int, flush_interval: float, durability: Durability = "buffered"
     ) -> None:
-        if flush_every < 1:
-            raise ConfigurationError(f"flush_every must be >= 1, got {flush_every}")
+        check_int("flush_every", flush_every, 1, "flush_every=32")
+        check_number("flush_interval", flush_interval, "flush_interval=2.0")
         self.durability = check_durability(durability)
         self.flush_every = flush_every
         self.flush_interval = flush_interval

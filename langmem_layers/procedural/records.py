@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from langmem_layers.errors import ConfigurationError
+from langmem_layers._checks import check_int
 from langmem_layers.fences import fence, fence_within, one_line, safe_line
 from langmem_layers.redaction import RedactionConfig, redact, redact_text
 from langmem_layers.tokens import TokenCounter
@@ -116,10 +116,8 @@ class LogLimits:
     max_output_chars: int = 300
 
     def __post_init__(self) -> None:
-        for name in ("max_records_per_tool", "max_records_per_task"):
-            value = getattr(self, name)
-            if value < 1:
-                raise ConfigurationError(f"{name} must be >= 1, got {value}")
+        for name in ("max_records_per_tool", "max_records_per_task", "max_output_chars"):
+            check_int(name, getattr(self, name), 1, f"LogLimits({name}=100)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ EXPECTED = [
     "TokenCounter",
     "ToolOutcome",
     "ToolTips",
+    "UnknownThreadError",
     "WindowPlan",
     "WorkingMemoryState",
     "WritePolicy",

@@ -11,7 +11,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_layers.episodic import EpisodeStore
-from langmem_layers.errors import MissingUserIdError
+from langmem_layers.errors import UnknownThreadError
 from langmem_layers.sessions import (
     aend_session,
     aexpire_idle_sessions,
@@ -87,9 +87,9 @@ def test_trivial_session_is_not_archived_unless_forced(
     assert [e.session_id for e in episodes.list_episodes("ada")] == ["t1"]
 
 
-def test_end_session_needs_a_user(make_graph: MakeGraph) -> None:
+def test_end_session_on_an_unknown_thread(make_graph: MakeGraph) -> None:
     graph, memory = make_graph(FakeChatModel(responses=[]))
-    with pytest.raises(MissingUserIdError):
+    with pytest.raises(UnknownThreadError, match="unknown thread 'never-used'"):
         end_session(graph, thread_id="never-used", memory=memory)
 
 
