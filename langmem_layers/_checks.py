@@ -10,13 +10,22 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
 from langmem_layers.errors import ConfigurationError
 
-__all__ = ["check_int", "check_messages", "check_model", "check_number", "check_thread_id"]
+__all__ = [
+    "check_int",
+    "check_messages",
+    "check_model",
+    "check_number",
+    "check_thread_id",
+    "check_type",
+]
+
+T = TypeVar("T")
 
 
 def check_int(name: str, value: Any, minimum: int, fix: str) -> int:
@@ -98,3 +107,10 @@ def check_model(model: Any, name: str = "model", *, optional: bool = False) -> A
         f"{name} must be a LangChain chat model or a 'provider:model' string, got "
         f"{type(model).__name__}; pass e.g. {name}=init_chat_model('openai:gpt-4o-mini')"
     )
+
+
+def check_type(name: str, value: Any, kind: type[T], fix: str) -> T | None:
+    """``value`` if it is a ``kind`` (or None); else a TypeError naming the argument and the fix."""
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(f"{name} must be a {kind.__name__}, got {value!r}; {fix}")
+    return value

@@ -9,6 +9,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langmem_layers._checks import check_type
 from langmem_layers._steps import Core, arun, run
 from langmem_layers.context import RunScope, encode_label
 from langmem_layers.errors import ConfigurationError
@@ -117,7 +118,7 @@ class ProceduralMemory:
     ) -> None:
         self._locator = LogLocator(store, partition_by, agent_id)
         self.redaction = redaction or RedactionConfig()
-        self.limits = limits or LogLimits()
+        self.limits = check_type("limits", limits, LogLimits, "pass LogLimits(...)") or LogLimits()
         self.counter = counter
         self._buffer = AppendLog(flush_every=flush_every, flush_interval=flush_interval)
         self.approaches = ApproachLog(

@@ -256,6 +256,12 @@ CASES += [
         CE,
         ("flush_every", "True", "int"),
     ),
+    Case(
+        "ProceduralMemory.limits='x'",
+        lambda env: ProceduralMemory(limits="x"),
+        TypeError,
+        ("limits", "'x'", "LogLimits"),
+    ),
     # retriever (pydantic wraps the ConfigurationError in a ValidationError, a ValueError)
     *[
         Case(
