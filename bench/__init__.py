@@ -27,6 +27,14 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "profile": ("bench.profile", "profile extraction precision/recall"),
     "tools": ("bench.tools", "procedural memory: failure rate with/without tips"),
     "load": ("bench.load", "N concurrent async users vs one user: turns/s, p95"),
+    "scale": (
+        "bench.scale",
+        "P app processes on one Chroma server + PostgreSQL: recall p95, staleness",
+    ),
+    "recall-eval": (
+        "bench.recall_eval",
+        "recall R@5/10/20 on our zh/en chat set and LoCoMo dev, side by side",
+    ),
 }
 
 
