@@ -1,0 +1,161 @@
+"""Our recall evaluation set and the recall-eval benchmark: data checks and a fake-model run."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from bench import BENCHMARKS
+from bench import recall_eval as bench
+from bench._evalset import (
+    CATEGORIES,
+    DATA_FILE,
+    EvalSet,
+    generate,
+    language_of,
+    load_evalset,
+    render,
+    resolve_when,
+)
+from langmem_layers.testing import DeterministicEmbeddings
+
+
+@pytest.fixture(scope="module")
+def evalset() -> EvalSet:
+    return load_evalset()
+
+
+def test_the_committed_file_is_what_the_generator_writes() -> None:
+    assert DATA_FILE.read_bytes() == render(generate())
+    assert render(generate()) == render(generate())
+
+
+def test_size_languages_and_categories(evalset: EvalSet) -> None:
+    qs = evalset.questions
+    assert len(qs) >= 300
+    langs = Counter(q.lang for q in qs)
+    assert langs["zh"] * 3 >= len(qs), langs
+    assert set(langs) == {"en", "zh"}
+    assert {q.category for q in qs} == set(CATEGORIES)
+    assert all(language_of(q.question) == q.lang for q in qs)
+    assert len({q.id for q in qs}) == len(qs)
+    assert 12 <= len(evalset.users) <= 16
+    assert all(4 <= len(u.sessions) <= 8 for u in evalset.users)
+
+
+def test_every_evidence_turn_exists_and_is_content(evalset: EvalSet) -> None:
+    for q in evalset.questions:
+        assert q.evidence, q
+        for tid in q.evidence + q.superseded:
+            turn = evalset.turn(q.user, tid)
+            assert turn is not None, (q.id, tid)
+            assert not turn.chatter, (q.id, tid)
+        assert not set(q.evidence) & set(q.superseded)
+
+
+def test_cross_lingual_questions_ask_in_the_other_language(evalset: EvalSet) -> None:
+    crossed = [q for q in evalset.questions if q.category == "cross-lingual"]
+    assert len(crossed) >= 30
+    assert {q.lang for q in crossed} == {"en", "zh"}
+    assert all(q.lang not in q.evidence_lang.split("+") for q in crossed)
+
+
+def test_updates_keep_the_superseded_statements(evalset: EvalSet) -> None:
+    updates = [q for q in evalset.questions if q.category == "update"]
+    assert updates and all(q.superseded for q in updates)
+    for q in updates:
+        latest = max(int(tid[1:].split(":")[0]) for tid in q.evidence)
+        assert all(int(t[1:].split(":")[0]) <= latest for t in q.superseded)
+
+
+def test_sessions_turns_and_chatter_look_like_chats(evalset: EvalSet) -> None:
+    roles: Counter[str] = Counter()
+    texts = set()
+    for user in evalset.users:
+        dates = [s.date for s in user.sessions]
+        assert dates == sorted(dates) and len(set(dates)) == len(dates)
+        for sess in user.sessions:
+            assert [t.id for t in sess.turns] == [f"{sess.id}:{i}" for i in range(len(sess.turns))]
+            roles.update(t.role for t in sess.turns)
+            texts |= {t.text for t in sess.turns if t.chatter}
+            assert all(t.name for t in sess.turns if t.role == "tool")
+    assert set(roles) == {"user", "assistant", "tool"}
+    for noise in ("Noted.", "好的", "Got it!", "error 429 rate limited"):
+        assert noise in texts
+    relative = ("last Saturday", "two weeks ago", "上周二", "前天", "三天前")
+    every_text = " ".join(t.text for u in evalset.users for s in u.sessions for t in s.turns)
+    assert all(r in every_text for r in relative)
+
+
+def test_time_questions_carry_resolved_dates(evalset: EvalSet) -> None:
+    timed = [q for q in evalset.questions if q.category == "temporal"]
+    assert len(timed) >= 30 and all(q.answer for q in timed)
+    whens = [q.question for q in timed]
+    assert any(w.startswith("When") for w in whens) and any("什么时候" in w for w in whens)
+    assert resolve_when("last:sat", date(2023, 5, 8)) == "2023-05-06"
+    with pytest.raises(ValueError, match="unknown time code"):
+        resolve_when("someday", date(2023, 5, 8))
+
+
+def test_the_demo_question_is_in_the_set(evalset: EvalSet) -> None:
+    (q,) = [q for q in evalset.questions if q.question == "Which database do we use?"]
+    turn = evalset.turn(q.user, q.evidence[0])
+    assert turn is not None and "PostgreSQL" in turn.text
+
+
+def test_score_on_a_tiny_fake_set() -> None:
+    cases = [
+        bench.Case("q1", "u", "?", ["a"], "temporal", "en"),
+        bench.Case("q2", "u", "?", ["b", "c"], "update", "zh"),
+        bench.Case("q3", "v", "?", ["d"], "temporal", "zh"),
+    ]
+    ranked = [["x", "y", "a"], ["c", "b"], []]
+    out = bench.score(cases, ranked, [1, 3], {("u", "x"), ("u", "y"), ("v", "x")})
+    assert out["n"] == 3
+    assert out["recall"] == {"1": round(0.5 / 3, 4), "3": round(2 / 3, 4)}
+    assert out["by_category"]["temporal"]["recall"] == {"1": 0.0, "3": 0.5}
+    assert out["by_language"]["zh"] == {"n": 2, "recall": {"1": 0.25, "3": 0.5}}
+    assert out["chatter_top3"] == 0.4  # x, y of ["x", "y", "a", "c", "b"]
+    assert bench.score(cases, ranked, [1])["chatter_top3"] is None
+
+
+def test_run_on_our_set_with_fake_embeddings(evalset: EvalSet, tmp_path: Path) -> None:
+    small = EvalSet(
+        evalset.users[:2],
+        [q for q in evalset.questions if q.user in {evalset.users[0].id, evalset.users[1].id}],
+    )
+    corpus = bench.corpus_from_evalset(small)
+    result = bench.run([corpus], [5, 10], tmp_path / "store", DeterministicEmbeddings())
+    ours = result["ours"]
+    assert ours["n"] == len(small.questions) > 30
+    assert ours["turns"] == corpus.n_turns
+    assert 0.0 < ours["recall"]["5"] <= ours["recall"]["10"] <= 1.0
+    assert 0.0 <= ours["chatter_top3"] <= 1.0
+    assert set(ours["per_question"]) == {q.id for q in small.questions}
+    table = bench.format_table(result)
+    assert "chatter in top 3" in table and "language zh" in table
+
+
+def test_main_writes_json_and_is_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert BENCHMARKS["recall-eval"][0] == "bench.recall_eval"
+    out = tmp_path / "r.json"
+    code = bench.main(["--only", "locomo", "--data-dir", str(tmp_path / "missing")])
+    assert code == 2
+    tiny = tmp_path / "tiny.json"
+    full = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    user = full["users"][0]
+    full["users"] = [user]
+    full["questions"] = [q for q in full["questions"] if q["user"] == user["id"]]
+    tiny.write_text(json.dumps(full), encoding="utf-8")
+    argv = ["--only", "ours", "--evalset", str(tiny), "--fake-embeddings", "--k", "5,20"]
+    assert bench.main([*argv, "--threads", "0", "--json", str(out)]) == 0
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert saved["k"] == [5, 10, 20] and saved["ours"]["n"] == len(full["questions"])
+    with pytest.raises(SystemExit):
+        bench.main(["--k", "five"])
