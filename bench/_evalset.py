@@ -17,6 +17,9 @@ Conventions (also written into the JSON's ``about`` field):
 * a question's ``evidence`` is the turn(s) that state its answer. For a fact that was
   updated in a later session the evidence is the LATEST statement only; the earlier,
   superseded statements are listed in ``superseded`` (not scored);
+* ``temporal`` questions ask when something happened ("When did I ...?", "我什么时候...?");
+  ``by-date`` questions name the absolute date of an event that the chat stated only
+  relatively ("What did I sign on April 12?" about "Signed the lease last Friday!");
 * ``answer`` is given for time questions: the absolute date (``YYYY-MM-DD``, or
   ``YYYY-MM`` for "last month") the relative expression refers to, resolved against the
   date of the session in which it was said;
@@ -55,7 +58,7 @@ __all__ = [
 
 DATA_FILE = REPO_ROOT / "tests" / "data" / "recall_eval" / "chats.json"
 SEED = 20240514
-CATEGORIES = ("single-fact", "temporal", "update", "cross-lingual", "multi-hop")
+CATEGORIES = ("single-fact", "temporal", "by-date", "update", "cross-lingual", "multi-hop")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]+")
 _WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}

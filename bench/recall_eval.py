@@ -231,7 +231,15 @@ def run(
     return result
 
 
-_ROW_ORDER = ("single-fact", "temporal", "update", "cross-lingual", "multi-hop", "open-domain")
+_ROW_ORDER = (
+    "single-fact",
+    "temporal",
+    "by-date",
+    "update",
+    "cross-lingual",
+    "multi-hop",
+    "open-domain",
+)
 
 
 def _cells(group: dict[str, Any] | None, ks: Sequence[int]) -> str:

@@ -94,6 +94,8 @@ def test_sessions_turns_and_chatter_look_like_chats(evalset: EvalSet) -> None:
 def test_time_questions_carry_resolved_dates(evalset: EvalSet) -> None:
     timed = [q for q in evalset.questions if q.category == "temporal"]
     assert len(timed) >= 30 and all(q.answer for q in timed)
+    by_date = [q for q in evalset.questions if q.category == "by-date"]
+    assert len(by_date) >= 15 and all(q.answer for q in by_date)
     whens = [q.question for q in timed]
     assert any(w.startswith("When") for w in whens) and any("什么时候" in w for w in whens)
     assert resolve_when("last:sat", date(2023, 5, 8)) == "2023-05-06"
