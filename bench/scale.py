@@ -10,13 +10,13 @@ checkpoints and the store (``PostgresSaver`` + ``PostgresStore``). Reader users
 ``EpisodeStore.archive``. Then, for each P, P spawned processes each build the
 reference graph (``build_memory_graph``, ``MemoryLayers``, the offline demo
 model) and serve their own users: timed recalls of their reader users through
-``EpisodicRetriever``, in alternating windows without writes ("quiet") and with
-a graph turn of one of their writer users after each recall ("writers"; a
-session end archives). Embeddings are FAKE: ``DeterministicEmbeddings``
+``EpisodicRetriever``, first in a window without writes ("quiet"), then in a
+window with a graph turn of one of their writer users after each recall
+("writers"; a session end archives). Embeddings are FAKE: ``DeterministicEmbeddings``
 (hashed bag of words, 384 dimensions) keep the processes CPU-light; the output
 says so.
 
-Per P: recall p50/p95 in both kinds of window (same run, side by side) and
+Per P: recall p50/p95 in both windows (same processes, side by side) and
 their ratio, graph turns/s, RSS per process, ``EpisodeStore.cache_stats()``
 where it exists and, for P >= 2, the staleness probe: a change made in one
 process (insert, same-id update, access update, delete, forget), then a recall
@@ -75,8 +75,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--processes", type=int_list, default=[1, 2, 4], help="P values, e.g. 1,2,4")
     p.add_argument("--users", type=int, default=4, help="reader and writer users per process")
     p.add_argument("--history", type=int, default=2000, help="stored turns per reader user")
-    p.add_argument("--seconds", type=float, default=20.0, help="seconds of each kind of window")
-    p.add_argument("--window", type=float, default=2.0, help="length of one window (s)")
+    p.add_argument("--seconds", type=float, default=20.0, help="seconds of each window")
     p.add_argument("--settle", type=float, default=0.25, help="s left out after a switch")
     p.add_argument("--think-ms", type=float, default=20.0, help="pause between requests")
     p.add_argument("--probes", type=int, default=100, help="staleness probes per P >= 2")
@@ -90,8 +89,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for name in ("users", "history"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be >= 1")
-    if args.seconds <= 0 or args.window <= 0 or args.probes < 0:
-        p.error("--seconds and --window must be > 0 and --probes >= 0")
+    if args.seconds <= 0 or args.probes < 0:
+        p.error("--seconds must be > 0 and --probes >= 0")
     return args
 
 
@@ -137,14 +136,18 @@ def _specs(server: ChromaServer, dsn: str, p: int, readers: list[str], args: Any
     ]
 
 
-def _traffic(mode: Any, seconds: float, window: float) -> list[Window]:
+def _traffic(mode: Any, seconds: float) -> list[Window]:
+    """``seconds`` of recalls only, then ``seconds`` of recalls + writes, in every process.
+
+    The quiet window comes first: once another process has written, a mirror that is
+    not kept current per user would still be reloading in a later quiet window.
+    """
     windows: list[Window] = []
-    for _ in range(max(1, round(seconds / window))):
-        for m in (1, 2):
-            mode.value = m
-            t0 = time.monotonic()
-            time.sleep(window)
-            windows.append(Window(m, t0, time.monotonic()))
+    for m in (1, 2):
+        mode.value = m
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        windows.append(Window(m, t0, time.monotonic()))
     return windows
 
 
@@ -187,7 +190,7 @@ def run_processes(
         for spec in _specs(server, dsn, p, readers, args):
             workers.append(Worker(ctx, spec, mode))
         ready = [w.receive() for w in workers]
-        windows = _traffic(mode, args.seconds, args.window)
+        windows = _traffic(mode, args.seconds)
         tally = None
         if p >= 2 and args.probes:
             mode.value = 2  # the probes run while every process keeps writing
@@ -245,8 +248,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
             f"{FAKE_EMBEDDINGS}\nchroma run on 127.0.0.1:{server.port}; PostgreSQL {args.dsn} "
             f"schema {schema} (PostgresSaver + PostgresStore); {os.cpu_count()} CPUs\n"
             f"per process: {args.users} reader users x {args.history} turns, {args.users} writer "
-            f"users; {args.seconds:.0f} s of each window kind in {args.window:.0f} s windows "
-            f"(first {args.settle} s left out), {args.think_ms:.0f} ms pause between requests"
+            f"users; {args.seconds:.0f} s without writes, then {args.seconds:.0f} s with writes "
+            f"(first {args.settle} s of each left out), {args.think_ms:.0f} ms between requests"
         )
         print(FAKE_EMBEDDINGS, flush=True)
         took = _preload(server, readers, args.history, args.seed)
