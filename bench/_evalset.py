@@ -330,7 +330,7 @@ def generate() -> dict[str, Any]:
             qid = f"q{len(questions) + 1:03d}"
             questions.append(_question(qid, spec["id"], q, builder.keys))
     return {
-        "about": __doc__.split("Conventions", 1)[1].strip(),
+        "about": __doc__.split("``about`` field):", 1)[1].strip(),
         "users": users,
         "questions": questions,
     }
