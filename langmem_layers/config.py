@@ -119,6 +119,12 @@ class MemoryConfig:
     recall_tokens: int = 800
     """Token budget of the recalled items written to the state (``recalled_episodes``)."""
 
+    episode_cache_mb: int = 256
+    """Memory bound, in MiB, of the per-user recall mirrors of the episode store
+    ``MemoryLayers`` builds (about 3.7 KB per stored turn with the packaged model:
+    256 MiB holds about 70,000 turns). Least recently used users are evicted above
+    it and reloaded from Chroma on demand; see ``EpisodeStore.cache_stats()``."""
+
     handle_tool_errors: ToolErrorHandling = True
     """Passed to the reference graph's ``ToolNode``.
 
@@ -180,6 +186,7 @@ class MemoryConfig:
         _require_int("keep_last_turns", self.keep_last_turns, 1, "keep_last_turns=2")
         _require_int("extract_every", self.extract_every, 1, "extract_every=3 (1: every turn)")
         _require_int("recall_k", self.recall_k, 1, "recall_k=5")
+        _require_int("episode_cache_mb", self.episode_cache_mb, 1, "episode_cache_mb=256")
         _require_int("recall_tokens", self.recall_tokens, 1, "recall_tokens=800")
         if not isinstance(self.background_extraction, bool):
             raise ConfigurationError(

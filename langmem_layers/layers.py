@@ -26,7 +26,7 @@ from langmem_layers._checks import check_model
 from langmem_layers._steps import Core, arun, run, twin
 from langmem_layers.config import MemoryConfig
 from langmem_layers.defaults import Storage
-from langmem_layers.episodic import EpisodeStore, WritePolicy, create_recall_node
+from langmem_layers.episodic import CacheOptions, EpisodeStore, WritePolicy, create_recall_node
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
 from langmem_layers.semantic import ProfileStore, ProfileUpdater
@@ -109,7 +109,11 @@ class MemoryLayers:
         self.config = config if config is not None else MemoryConfig()
         redaction, caps = self.config.redaction, self.config.caps
         self.episodes = episodes or EpisodeStore(
-            storage=storage, embeddings=embeddings, redaction=redaction, caps=caps
+            storage=storage,
+            embeddings=embeddings,
+            redaction=redaction,
+            caps=caps,
+            cache=CacheOptions(max_bytes=self.config.episode_cache_mb * 2**20),
         )
         self.profiles = profiles or ProfileStore(redaction=redaction, caps=caps)
         if procedural is None:
@@ -169,7 +173,12 @@ class MemoryLayers:
             redaction, caps = cfg.redaction, cfg.caps
             layers = cls(
                 config=config,
-                episodes=EpisodeStore(storage=folder, redaction=redaction, caps=caps),
+                episodes=EpisodeStore(
+                    storage=folder,
+                    redaction=redaction,
+                    caps=caps,
+                    cache=CacheOptions(max_bytes=cfg.episode_cache_mb * 2**20),
+                ),
                 profiles=ProfileStore(store, redaction=redaction, caps=caps),
                 procedural=_procedural(store, config or MemoryConfig()),
                 model=model,

@@ -31,7 +31,8 @@ Environment variables, read when the module is imported:
 * ``LANGMEM_SYSTEM_PROMPT``, ``LANGMEM_BUDGET_TOKENS``, ``LANGMEM_WINDOW_TOKENS``,
   ``LANGMEM_KEEP_LAST_TURNS``, ``LANGMEM_EXTRACT_EVERY``,
   ``LANGMEM_BACKGROUND_EXTRACTION``, ``LANGMEM_RECALL_K``,
-  ``LANGMEM_RECALL_TOKENS``, ``LANGMEM_HANDLE_TOOL_ERRORS``: the fields of
+  ``LANGMEM_RECALL_TOKENS``, ``LANGMEM_EPISODE_CACHE_MB``,
+  ``LANGMEM_HANDLE_TOOL_ERRORS``: the fields of
   :class:`~langmem_layers.MemoryConfig` (see :func:`memory_config_from_env`);
   unset ones keep their defaults.
 
@@ -55,7 +56,7 @@ from typing_extensions import TypedDict
 from langmem_layers.config import MemoryConfig
 from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.demo import OfflineDemoModel, get_weather
-from langmem_layers.episodic import EpisodeStore
+from langmem_layers.episodic import CacheOptions, EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.graph import create_memory_graph_builder
 from langmem_layers.layers import MemoryLayers
@@ -80,11 +81,15 @@ _DEFAULT_IDLE_MINUTES = 24 * 60
 _PAGE = 100
 
 
-def episode_store_from_env(environ: Mapping[str, str] | None = None) -> EpisodeStore:
+def episode_store_from_env(
+    environ: Mapping[str, str] | None = None, config: MemoryConfig | None = None
+) -> EpisodeStore:
     """The episode store the environment asks for (see the module docstring).
 
     Args:
         environ: The variables to read (default ``os.environ``).
+        config: Its redaction, caps and cache bound (``episode_cache_mb``);
+            default ``MemoryConfig()``.
 
     Returns:
         An :class:`~langmem_layers.episodic.EpisodeStore` on a Chroma server
@@ -96,9 +101,15 @@ def episode_store_from_env(environ: Mapping[str, str] | None = None) -> EpisodeS
 
     """
     env = os.environ if environ is None else environ
+    cfg = config if config is not None else MemoryConfig()
+    opts: dict[str, Any] = {
+        "redaction": cfg.redaction,
+        "caps": cfg.caps,
+        "cache": CacheOptions(max_bytes=cfg.episode_cache_mb * 2**20),
+    }
     host = (env.get("LANGMEM_CHROMA_HOST") or "").strip()
     if not host:
-        return EpisodeStore(storage=env.get("LANGMEM_HOME") or None)
+        return EpisodeStore(storage=env.get("LANGMEM_HOME") or None, **opts)
     raw_port = (env.get("LANGMEM_CHROMA_PORT") or "8000").strip()
     if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
         raise ConfigurationError(
@@ -110,7 +121,7 @@ def episode_store_from_env(environ: Mapping[str, str] | None = None) -> EpisodeS
     client = chromadb.HttpClient(
         host=host, port=int(raw_port), settings=Settings(anonymized_telemetry=False)
     )
-    return EpisodeStore(client)
+    return EpisodeStore(client, **opts)
 
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -155,7 +166,8 @@ def memory_config_from_env(environ: Mapping[str, str] | None = None) -> MemoryCo
 
 
 #: The memory layers both graphs share (episodes, profiles, policy, procedural memory).
-memory = MemoryLayers(config=memory_config_from_env(), episodes=episode_store_from_env())
+_config = memory_config_from_env()
+memory = MemoryLayers(config=_config, episodes=episode_store_from_env(config=_config))
 graph = create_memory_graph_builder(
     resolve_chat_model(None, purpose="the Studio agent") or OfflineDemoModel(),
     memory=memory,

@@ -32,11 +32,20 @@ from langmem_layers.episodic.policy import ArchiveDecision, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.episodic.triggers import detect_trigger
-from langmem_layers.episodic.types import Episode, EpisodeSummary, ForgetResult, episode_id_for
+from langmem_layers.episodic.types import (
+    CacheOptions,
+    CacheStats,
+    Episode,
+    EpisodeSummary,
+    ForgetResult,
+    episode_id_for,
+)
 from langmem_layers.text import tokenize
 
 __all__ = [
     "ArchiveDecision",
+    "CacheOptions",
+    "CacheStats",
     "Episode",
     "EpisodeStore",
     "EpisodeSummary",

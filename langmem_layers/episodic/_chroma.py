@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langmem_layers.context import normalize_user_id
 from langmem_layers.episodic.types import Episode
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
 
-__all__ = ["chroma_call", "episode_from", "require_user"]
+if TYPE_CHECKING:
+    from langmem_layers.episodic._index import UserIndex
+
+__all__ = [
+    "chroma_call",
+    "episode_from",
+    "episode_in",
+    "episodes_in",
+    "require_user",
+    "turns_in",
+]
 
 
 def require_user(user_id: str | None) -> str:
@@ -67,3 +77,32 @@ def episode_from(meta: dict[str, Any], document: str) -> Episode:
         access_count=int(meta.get("access_count", 0)),
         message_count=int(meta.get("message_count", 0)),
     )
+
+
+# ---------------------------------------------------------------------- index readers
+def episode_in(idx: UserIndex, episode_id: str) -> Episode | None:
+    """One episode of the index, or ``None``."""
+    p = idx.pos.get(episode_id)
+    if p is None or idx.metadatas[p].get("kind") != "episode":
+        return None
+    return episode_from(idx.metadatas[p], idx.documents[p])
+
+
+def episodes_in(idx: UserIndex) -> list[Episode]:
+    """Every live episode of the index, oldest first."""
+    eps = [
+        episode_from(idx.metadatas[p], idx.documents[p])
+        for p in idx.live()
+        if idx.metadatas[p].get("kind") == "episode"
+    ]
+    return sorted(eps, key=lambda e: (e.created_at, e.id))
+
+
+def turns_in(idx: UserIndex, episode_id: str) -> list[tuple[str, str]]:
+    """``(turn id, text)`` of one episode of the index, in order."""
+    rows = [
+        (int(idx.metadatas[p].get("turn_index", 0)), idx.ids[p], idx.documents[p])
+        for p in idx.episode_positions(episode_id)
+        if idx.metadatas[p].get("kind") == "turn"
+    ]
+    return [(rid, d) for _, rid, d in sorted(rows)]

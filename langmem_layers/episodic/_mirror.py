@@ -1,95 +1,136 @@
 """The in-memory mirror of the episode collection, shared by threads (private).
 
 :class:`Mirror` holds one :class:`~langmem_layers.episodic._index.UserIndex`
-per user, built from Chroma and kept current by the store's own writes, plus
-the access updates not yet written to Chroma. Every method is blocking (Chroma
-client calls, numpy work): the store's cores run them inline on the sync path
-and in a worker thread on the async path, so several threads use one mirror at
-once.
+per user in a least-recently-used cache bounded by bytes, kept current with
+what every process writes, plus the access updates not yet written to Chroma.
+Every method is blocking (Chroma client calls, numpy work): the store's cores run
+them inline on the sync path and in a worker thread on the async path.
+
+Coherence (see ``_sync``): each read of a user gets that user's version record
+(one Chroma get by id). Unchanged: the cached index serves. Changed: only the
+records with a recent ``seq`` are fetched and applied (new or replaced episodes,
+tombstones, access updates). Forgotten or unknown: a full load. Another user's
+writes never cost this user anything. After one of its own writes a process
+refreshes too (cheap: it already holds what it wrote), so a concurrent writer's
+version is never mistaken for its own.
 
 Locking:
 
 * one re-entrant lock per user guards that user's index while it is loaded,
-  read or changed, together with that user's Chroma writes: a reader never sees
-  an upsert whose index update is still to come. Users never wait for each other;
-* a global lock, held only for short bookkeeping (the user map, the expected
-  record count, buffered access updates), never during a Chroma call;
+  read or changed, together with that user's Chroma writes. Users never wait for
+  each other;
+* a global lock, held only for short bookkeeping (the cache, buffered access
+  updates, counters), never during a Chroma call;
 * order: a user lock, then the global lock; never two user locks at once.
 
-Crash safety: an archive writes the session's turns under a new generation
-(new ids), then switches the episode record to that generation (one upsert),
-then deletes every other record of the episode. Readers see only the turns of
-their episode's current generation, so a process killed between any two of
-these writes leaves the old version or the new one, never a mix; the records
-it left behind are kept out of the index (``UserIndex.orphans``) and deleted
-by the next archive of that session (or when the episode is deleted).
-
-Writes by other processes are detected through the collection's record count:
-the mirror knows the count its own writes lead to; any other count drops every
-cached index. While one of our own writes is in flight the count cannot be
-attributed, so the check is skipped and made again on the next read.
+Crash safety: an archive writes the session's turns and packs under a new
+generation (new ids), then switches the episode record to that generation (one
+upsert), then deletes every other record of the episode, then bumps the version.
+Readers use only the packs and turns of their episode's current generation, so a
+process killed between any two of these writes leaves the old version or the
+new one, never a mix; the next archive of the session deletes what it left.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
 
+from langmem_layers.episodic._access import AccessBuffer
 from langmem_layers.episodic._chroma import chroma_call
 from langmem_layers.episodic._index import UserIndex, generation, turn_id
+from langmem_layers.episodic._load import load_user
+from langmem_layers.episodic._refresh import apply_changes
+from langmem_layers.episodic._sync import (
+    PAGE,
+    TOMBSTONE_TTL_US,
+    WINDOW_US,
+    Version,
+    encode_packs,
+    fetch,
+    next_seq,
+    read_version,
+    tombstone_record,
+    version_record,
+)
+from langmem_layers.episodic.types import CacheStats
 
-__all__ = ["PAGE", "Mirror"]
+__all__ = ["DEFAULT_CACHE_BYTES", "Mirror"]
 
 T = TypeVar("T")
+log = logging.getLogger("langmem_layers.episodic")
 
-#: Records per Chroma page (reads and deletes).
-PAGE = 5000
-
-
-def _current_turn(idx: UserIndex, rid: str) -> int | None:
-    """Position of the current version of a turn id from an older generation.
-
-    Falls back to its episode when the current version has no such turn.
-    """
-    ep, _, tail = rid.partition(":")
-    p = idx.pos.get(ep)
-    index = tail.rpartition(":")[2]
-    if p is None or not index.startswith("t") or not index[1:].isdigit():
-        return p
-    current = turn_id(ep, generation(idx.metadatas[p]), int(index[1:]))
-    return idx.pos.get(current, p)
+#: Default bound of the mirrors of one store (256 MiB: about 100,000 turns of a
+#: 384-dimensional model, see ``UserIndex.nbytes``).
+DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 
 
-class Mirror:
+@dataclass(slots=True)
+class _Entry:
+    """A cached index and the version of the user it reflects."""
+
+    index: UserIndex
+    version: Version | None
+    bytes: int = 0
+
+
+def _generation_in(rid: str) -> int:
+    """The generation an id names (``<ep>:g<N>:...``); 1 for ``<ep>:t<i>``, 0 otherwise."""
+    parts = rid.split(":")
+    if len(parts) >= 3 and parts[1].startswith("g") and parts[1][1:].isdigit():
+        return int(parts[1][1:])
+    return 1 if len(parts) == 2 else 0
+
+
+class Mirror(AccessBuffer):
     """Per-user indexes over one Chroma collection, safe to use from several threads.
 
     Args:
         collection: The Chroma collection.
         probe_dimension: Returns the embedding size (called once, for a user with
             no records yet).
+        max_bytes: Bound of the cached indexes together (least recently used first out).
 
     """
 
-    def __init__(self, collection: Any, probe_dimension: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        collection: Any,
+        probe_dimension: Callable[[], int],
+        *,
+        max_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
         self.collection = collection
         self._probe_dimension = probe_dimension
         self._dim: int | None = None
+        self.max_bytes = max_bytes
         self._lock = threading.Lock()
         self._user_locks: dict[str, threading.RLock] = {}
-        self._indexes: dict[str, UserIndex] = {}
-        self._known: int | None = None  # the record count our own writes lead to
-        self._epoch = 0  # bumped whenever every cached index is dropped
-        self._writing = 0  # own writes in flight
-        self._write_gen = 0  # bumped when an own write starts and when it ends
+        self._cache: OrderedDict[str, _Entry] = OrderedDict()
+        self._bytes = 0
+        self._stats = CacheStats(max_bytes=max_bytes)
         self._pending: dict[str, dict[str, tuple[float, int]]] = {}
         self._last_flush = time.monotonic()
 
-    # ------------------------------------------------------------------ locks and freshness
+    # ------------------------------------------------------------------ cache
+    def stats(self) -> CacheStats:
+        """Counters and the cache's current size."""
+        with self._lock:
+            return replace(self._stats, users=len(self._cache), bytes=self._bytes)
+
+    def _count(self, **deltas: int) -> None:
+        with self._lock:
+            self._stats = replace(
+                self._stats, **{k: getattr(self._stats, k) + v for k, v in deltas.items()}
+            )
+
     def _user_lock(self, uid: str) -> threading.RLock:
         with self._lock:
             lock = self._user_locks.get(uid)
@@ -97,118 +138,112 @@ class Mirror:
                 lock = self._user_locks[uid] = threading.RLock()
             return lock
 
-    def _check_external_writes(self) -> int:
-        """Drop every cached index if another writer changed the collection; the epoch."""
+    def _cached(self, uid: str) -> _Entry | None:
         with self._lock:
-            gen = self._write_gen
-        count = int(chroma_call("count", self.collection.count))
-        with self._lock:
-            if not self._writing and gen == self._write_gen and self._known != count:
-                self._indexes.clear()
-                self._epoch += 1
-                self._known = count
-            return self._epoch
+            entry = self._cache.get(uid)
+            if entry is not None:
+                self._cache.move_to_end(uid)
+            return entry
 
-    def _fresh(self, uid: str) -> UserIndex:
-        """The user's index, loaded if needed; the caller holds the user's lock."""
-        epoch = self._check_external_writes()
+    def _store(self, uid: str, entry: _Entry) -> None:
+        """Put (or re-measure) a user's entry, then evict others beyond the bound."""
+        if entry.index.needs_compaction():
+            entry.index = entry.index.compacted()
+        size = entry.index.nbytes()
         with self._lock:
-            idx = self._indexes.get(uid)
-        if idx is not None:
-            return idx
-        self._flush_user(uid)  # buffered access counts reach Chroma before it is read
-        idx = self._load(uid)
-        with self._lock:
-            if self._epoch == epoch:  # not if every index was dropped meanwhile
-                self._indexes[uid] = idx
-        return idx
+            old = self._cache.pop(uid, None)
+            if old is not None:
+                self._bytes -= old.bytes
+            entry.bytes = size
+            self._cache[uid] = entry
+            self._bytes += size
+            evicted = 0
+            while self._bytes > self.max_bytes and len(self._cache) > 1:
+                victim, gone = next(iter(self._cache.items()))
+                if victim == uid:  # never the one in use
+                    self._cache.move_to_end(uid)
+                    victim, gone = next(iter(self._cache.items()))
+                del self._cache[victim]
+                self._bytes -= gone.bytes
+                evicted += 1
+            if evicted:
+                self._stats = replace(self._stats, evictions=self._stats.evictions + evicted)
 
     def _drop(self, uid: str) -> None:
         with self._lock:
-            self._indexes.pop(uid, None)
+            old = self._cache.pop(uid, None)
+            if old is not None:
+                self._bytes -= old.bytes
 
-    @contextmanager
-    def _own_write(self, delta: int) -> Iterator[None]:
-        """Bracket one of our Chroma writes that changes the record count by ``delta``."""
-        with self._lock:
-            self._writing += 1
-            self._write_gen += 1
-            if self._known is not None:
-                self._known += delta
-        ok = False
-        try:
-            yield
-            ok = True
-        finally:
-            with self._lock:
-                self._writing -= 1
-                self._write_gen += 1
-                if not ok:  # unknown outcome: resynchronise on the next read
-                    self._known = None
+    # ------------------------------------------------------------------ freshness
+    def _dimension(self) -> int:
+        if self._dim is None:
+            self._dim = self._probe_dimension()
+        return self._dim
 
-    def _load(self, uid: str) -> UserIndex:
-        ids: list[str] = []
-        docs: list[str] = []
-        metas: list[dict[str, Any]] = []
-        vecs: list[np.ndarray] = []
-        offset = 0
-        while True:
-            page = chroma_call(
-                "loading a user's records",
-                self.collection.get,
-                where={"user_id": uid},
-                include=["documents", "metadatas", "embeddings"],
-                limit=PAGE,
-                offset=offset,
+    def _fresh(self, uid: str) -> _Entry:
+        """The user's current entry; the caller holds the user's lock."""
+        version = read_version(self.collection, uid)
+        self._count(checks=1)
+        entry = self._cached(uid)
+        if entry is not None:
+            held = entry.version
+            if held == version:
+                return entry
+            if (
+                held is not None
+                and version is not None
+                and held.incarnation == version.incarnation
+                and held.seq - WINDOW_US >= version.horizon
+            ):
+                fetched = apply_changes(self.collection, uid, entry.index, held.seq - WINDOW_US)
+                entry.version = version
+                self._store(uid, entry)
+                self._count(refreshes=1, fetched=fetched)
+                return entry
+        self._flush_user(uid)  # buffered access counts reach Chroma before it is read
+        index, _ = load_user(self.collection, uid, self._dimension)
+        entry = _Entry(index, version)
+        self._store(uid, entry)
+        self._count(full_loads=1)
+        return entry
+
+    def _bump(self, uid: str, entry: _Entry | None, seq: int, dim: int, horizon: int = 0) -> None:
+        """Write the user's new version after a change (the entry keeps the old one).
+
+        The entry keeps the version it was synchronised to, so the next read
+        fetches what changed since, this write and any concurrent one alike.
+        """
+        held = entry.version if entry is not None else None
+        incarnation = held.incarnation if held is not None else None
+        horizon = max(horizon, held.horizon if held is not None else 0)
+        vid, meta, vec = version_record(uid, seq, incarnation, horizon, dim)
+        chroma_call(
+            "writing a version record",
+            self.collection.upsert,
+            ids=[vid],
+            metadatas=[meta],
+            embeddings=[vec],
+            documents=[""],
+        )
+
+    def _episode_ids(self, uid: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(id, kind) of every stored record of these episodes, all generations."""
+        out: list[tuple[str, str]] = []
+        wanted = list(dict.fromkeys(episode_ids))
+        for i in range(0, len(wanted), 100):
+            chunk = wanted[i : i + 100]
+            cond: dict[str, Any] = (
+                {"episode_id": chunk[0]} if len(chunk) == 1 else {"episode_id": {"$in": chunk}}
             )
-            got = page["ids"]
-            ids.extend(got)
-            docs.extend(page["documents"] or [""] * len(got))
-            metas.extend(dict(m or {}) for m in page["metadatas"] or [{}] * len(got))
-            if len(got):
-                vecs.append(np.asarray(page["embeddings"], dtype=np.float32))
-            if len(got) < PAGE:
-                break
-            offset += PAGE
-        current = {
-            str(m.get("episode_id")): generation(m) for m in metas if m.get("kind") == "episode"
-        }
-        orphans: dict[str, list[str]] = {}
-        highest: dict[str, int] = {}
-        keep: list[int] = []
-        for i, m in enumerate(metas):
-            ep = str(m.get("episode_id", ""))
-            if m.get("kind") == "turn" and current.get(ep, 0) != generation(m):
-                orphans.setdefault(ep, []).append(ids[i])
-                highest[ep] = max(highest.get(ep, 0), generation(m))
-            else:
-                keep.append(i)
-        if vecs:
-            dim = int(vecs[0].shape[1])
-        else:
-            if self._dim is None:
-                self._dim = self._probe_dimension()
-            dim = self._dim
-        idx = UserIndex(dim)
-        idx.orphans, idx.orphan_generation = orphans, highest
-        if keep:
-            matrix = np.concatenate(vecs)
-            order = sorted(
-                keep,
-                key=lambda i: (
-                    float(metas[i].get("created_at", 0.0)),
-                    str(metas[i].get("episode_id", "")),
-                    metas[i].get("kind") != "episode",
-                    int(metas[i].get("turn_index", -1)),
-                ),
-            )
-            idx.add(
-                [ids[i] for i in order],
-                [docs[i] for i in order],
-                [metas[i] for i in order],
-                matrix[order],
-            )
-        return idx
+            where = {"$and": [{"user_id": uid}, cond]}
+            for page in fetch(self.collection, where, ["metadatas"]):
+                metas = page.get("metadatas") or [{}] * len(page["ids"])
+                out += [
+                    (r, str((m or {}).get("kind", "")))
+                    for r, m in zip(page["ids"], metas, strict=False)
+                ]
+        return out
 
     # ------------------------------------------------------------------ operations
     def read(self, uid: str, fn: Callable[[UserIndex], T]) -> T:
@@ -217,7 +252,7 @@ class Mirror:
         ``fn`` must return fresh objects, never parts of the index.
         """
         with self._user_lock(uid):
-            return fn(self._fresh(uid))
+            return fn(self._fresh(uid).index)
 
     def write(
         self,
@@ -230,200 +265,143 @@ class Mirror:
     ) -> None:
         """Replace one episode's records by these (episode record first, then its turns).
 
-        Crash-safe: the turns are written under a new generation, then the episode
-        record is switched to it, then every other record of the episode is
-        deleted (see the module docstring). Turn ids are set here from the
-        generation and each turn's ``turn_index``.
+        Crash-safe: the turns and their packs are written under a new generation,
+        then the episode record is switched to it, then every other record of the
+        episode is deleted, then the user's version is bumped (module docstring).
+        Turn ids are set here from the generation and each turn's ``turn_index``.
         """
         matrix = np.asarray(vectors, dtype=np.float32)
         with self._user_lock(uid):
-            idx = self._fresh(uid)
+            entry = self._fresh(uid)
+            idx = entry.index
+            stored = self._episode_ids(uid, [episode_id])
             p = idx.pos.get(episode_id)
-            old = idx.metadatas[p] if p is not None else None
-            # above every generation stored for the episode, current or left by a crash;
-            # 1 only for a new episode (records from before generations are generation 0)
-            gen = max(generation(old or {}), idx.orphan_generation.get(episode_id, 0)) + 1
-            if old is not None:
+            held = generation(idx.metadatas[p]) if p is not None else 0
+            gen = max([held, *(_generation_in(r) for r, _ in stored)]) + 1
+            if p is not None or any(r == episode_id for r, _ in stored):
                 gen = max(gen, 2)
+            seq = next_seq(entry.version.seq if entry.version else 0)
             ids, metas = list(ids), [dict(m) for m in metas]
             for i, m in enumerate(metas):
-                m["generation"] = gen
+                m["generation"], m["seq"] = gen, seq
+                if m.get("kind") == "episode" and p is not None:  # keeps the session's accesses
+                    m["access_count"] = int(idx.metadatas[p].get("access_count", 0))
                 if m.get("kind") == "turn":
                     ids[i] = turn_id(episode_id, gen, int(m.get("turn_index", i)))
-            hidden = idx.orphans.get(episode_id, [])
-            present = set(idx.pos) | set(hidden)
-            keep = set(ids)
-            stale = [
-                rid
-                for rid, m in zip(idx.ids, idx.metadatas, strict=True)
-                if m.get("episode_id") == episode_id and rid not in keep
-            ] + [rid for rid in hidden if rid not in keep]
+            self._forget_pending(uid, episode_id)
             turns = [i for i, m in enumerate(metas) if m.get("kind") == "turn"]
             heads = [i for i, m in enumerate(metas) if m.get("kind") != "turn"]
+            pack_ids, pack_metas, pack_vecs = encode_packs(
+                metas[heads[0]], [docs[i] for i in turns], [metas[i] for i in turns], matrix[turns]
+            )
+            metas[heads[0]]["packs"] = len(pack_ids)
             try:
-                for part in (turns, heads):  # the turns, then the switch
-                    if part:
-                        self._upsert(ids, docs, metas, matrix, part, present)
+                self._upsert(
+                    [ids[i] for i in turns] + pack_ids,
+                    [docs[i] for i in turns] + [""] * len(pack_ids),
+                    [metas[i] for i in turns] + pack_metas,
+                    np.concatenate([matrix[turns], pack_vecs]),
+                )
+                self._upsert(
+                    [ids[i] for i in heads],
+                    [docs[i] for i in heads],
+                    [metas[i] for i in heads],
+                    matrix[heads],
+                )
+                keep = set(ids) | set(pack_ids)
+                stale = [r for r, _ in stored if r not in keep]
+                for i in range(0, len(stale), PAGE):
+                    chroma_call("delete", self.collection.delete, ids=stale[i : i + PAGE])
+                self._bump(uid, entry, seq, matrix.shape[1])
             except BaseException:
                 self._drop(uid)
                 raise
-            if not present & keep:
-                idx.add(ids, docs, metas, matrix)
-            else:  # replaced records: reload on the next read
-                self._drop(uid)
-            if stale:
-                self._delete(uid, stale)
+            idx.kill(idx.episode_positions(episode_id))
+            idx.add(ids, docs, metas, matrix)
+            self._store(uid, entry)
 
     def _upsert(
-        self,
-        ids: list[str],
-        docs: list[str],
-        metas: list[dict[str, Any]],
-        matrix: np.ndarray,
-        part: list[int],
-        present: set[str],
+        self, ids: list[str], docs: list[str], metas: list[dict[str, Any]], matrix: np.ndarray
     ) -> None:
-        """One Chroma upsert of the records at positions ``part``."""
-        new = sum(1 for i in part if ids[i] not in present)
-        with self._own_write(new):
+        for i in range(0, len(ids), PAGE):
             chroma_call(
                 "upsert",
                 self.collection.upsert,
-                ids=[ids[i] for i in part],
-                documents=[docs[i] for i in part],
-                metadatas=[metas[i] for i in part],
-                embeddings=matrix[part],
+                ids=ids[i : i + PAGE],
+                documents=docs[i : i + PAGE],
+                metadatas=metas[i : i + PAGE],
+                embeddings=matrix[i : i + PAGE],
             )
-
-    def _delete(self, uid: str, ids: list[str]) -> None:
-        """Delete existing records of this user; the caller holds the user's lock."""
-        self._flush_user(uid)
-        try:
-            if ids:
-                with self._own_write(-len(ids)):
-                    for i in range(0, len(ids), PAGE):
-                        chroma_call("delete", self.collection.delete, ids=ids[i : i + PAGE])
-        finally:
-            self._drop(uid)
 
     def delete_episodes(self, uid: str, episode_ids: Sequence[str]) -> tuple[list[str], list[str]]:
-        """Delete these episodes of the user with their turns; (episode ids, turn ids)."""
+        """Delete these episodes of the user with their turns; (episode ids, turn ids).
+
+        Writes a tombstone so that other processes drop them at their next read,
+        and prunes this user's tombstones older than a week.
+        """
         with self._user_lock(uid):
-            idx = self._fresh(uid)
-            wanted = set(episode_ids)
-            eps = [
-                rid
-                for rid in dict.fromkeys(episode_ids)
-                if rid in idx.pos and idx.metadatas[idx.pos[rid]].get("kind") == "episode"
-            ]
-            turns = [
-                rid
-                for rid, m in zip(idx.ids, idx.metadatas, strict=True)
-                if m.get("kind") == "turn" and m.get("episode_id") in wanted
-            ]
-            turns += [rid for ep in wanted for rid in idx.orphans.get(ep, [])]
-            if eps or turns:
-                self._delete(uid, eps + turns)
+            self._flush_user(uid)
+            entry = self._fresh(uid)
+            idx = entry.index
+            stored = self._episode_ids(uid, episode_ids)
+            found = {r for r, kind in stored if kind == "episode"}
+            eps = [r for r in dict.fromkeys(episode_ids) if r in found]
+            turns = [r for r, kind in stored if kind == "turn"]
+            if not stored:
+                return [], []
+            seq = next_seq(entry.version.seq if entry.version else 0)
+            try:
+                ids = [r for r, _ in stored]
+                for i in range(0, len(ids), PAGE):
+                    chroma_call("delete", self.collection.delete, ids=ids[i : i + PAGE])
+                horizon = self._tombstone(uid, seq, list(episode_ids), idx.dim)
+                self._bump(uid, entry, seq, idx.dim, horizon)
+            except BaseException:
+                self._drop(uid)
+                raise
+            for ep in episode_ids:
+                idx.kill(idx.episode_positions(ep))
+            self._store(uid, entry)
         return eps, turns
 
+    def _tombstone(self, uid: str, seq: int, episode_ids: list[str], dim: int) -> int:
+        """Write a tombstone, prune old ones; the new horizon (0: nothing pruned)."""
+        rid, doc, meta, vec = tombstone_record(uid, seq, episode_ids, dim)
+        chroma_call(
+            "writing a tombstone",
+            self.collection.upsert,
+            ids=[rid],
+            documents=[doc],
+            metadatas=[meta],
+            embeddings=[vec],
+        )
+        cutoff = seq - TOMBSTONE_TTL_US
+        where = {"$and": [{"user_id": uid}, {"kind": "tombstone"}, {"seq": {"$lt": cutoff}}]}
+        old: list[str] = []
+        for page in fetch(self.collection, where, []):
+            old += page["ids"]
+        if not old:
+            return 0
+        chroma_call("pruning tombstones", self.collection.delete, ids=old)
+        return cutoff
+
     def forget(self, uid: str) -> tuple[list[str], list[dict[str, Any]]]:
-        """Delete every record of the user, read straight from Chroma; (ids, metadatas)."""
+        """Delete every record of the user, read straight from Chroma; (ids, metadatas).
+
+        The version record goes too: other processes see no version and reload
+        (an empty index). Nothing about the user is left in the collection.
+        """
         with self._user_lock(uid):
-            ids = self._all_ids(uid)
+            ids: list[str] = []
             metas: list[dict[str, Any]] = []
-            for i in range(0, len(ids), PAGE):
-                page = chroma_call(
-                    "reading ids",
-                    self.collection.get,
-                    ids=ids[i : i + PAGE],
-                    include=["metadatas"],
-                )
-                metas.extend(dict(m or {}) for m in page["metadatas"] or [])
-            self._delete(uid, ids)
+            for page in fetch(self.collection, {"user_id": uid}, ["metadatas"]):
+                ids += page["ids"]
+                metas += [dict(m or {}) for m in page.get("metadatas") or []]
+            with self._lock:
+                self._pending.pop(uid, None)
+            try:
+                for i in range(0, len(ids), PAGE):
+                    chroma_call("delete", self.collection.delete, ids=ids[i : i + PAGE])
+            finally:
+                self._drop(uid)
         return ids, metas
-
-    def _all_ids(self, uid: str) -> list[str]:
-        ids: list[str] = []
-        offset = 0
-        while True:
-            page = chroma_call(
-                "listing a user's ids",
-                self.collection.get,
-                where={"user_id": uid},
-                include=[],
-                limit=PAGE,
-                offset=offset,
-            )
-            ids.extend(page["ids"])
-            if len(page["ids"]) < PAGE:
-                return ids
-            offset += PAGE
-
-    # ------------------------------------------------------------------ access updates
-    def touch(self, uid: str, ids: Sequence[str], now: float, *, fresh: bool) -> None:
-        """Record an access to these records and their episodes, in memory and buffered.
-
-        ``fresh``: the caller just read the index, use it without a count check.
-        """
-        with self._user_lock(uid):
-            idx = None
-            if fresh:
-                with self._lock:
-                    idx = self._indexes.get(uid)
-            if idx is None:
-                idx = self._fresh(uid)
-            wanted = set()
-            for rid in ids:
-                p = idx.pos.get(rid)
-                if p is None:
-                    p = _current_turn(idx, rid)
-                if p is None:
-                    continue
-                wanted.add(p)
-                ep = idx.pos.get(str(idx.metadatas[p].get("episode_id", "")))
-                if ep is not None:
-                    wanted.add(ep)
-            if not wanted:
-                return
-            positions = sorted(wanted)
-            idx.touch(positions, now)
-            with self._lock:
-                pending = self._pending.setdefault(uid, {})
-                for p in positions:
-                    pending[idx.ids[p]] = (now, int(idx.metadatas[p]["access_count"]))
-
-    def flush_due(self, every: int, seconds: float) -> bool:
-        """Whether buffered access updates should be written now."""
-        with self._lock:
-            n = sum(len(p) for p in self._pending.values())
-            return n >= every or time.monotonic() - self._last_flush >= seconds
-
-    def flush(self) -> int:
-        """Write every user's buffered access updates; how many records were updated.
-
-        Never call it while holding a user's lock (it takes each user's lock in turn).
-        """
-        with self._lock:
-            self._last_flush = time.monotonic()
-            users = list(self._pending)
-        return sum(self._flush_user(uid) for uid in users)
-
-    def _flush_user(self, uid: str) -> int:
-        with self._user_lock(uid):
-            with self._lock:
-                pending = self._pending.pop(uid, None)
-            if not pending:
-                return 0
-            ids = list(pending)
-            live = set(chroma_call("checking ids", self.collection.get, ids=ids, include=[])["ids"])
-            ids = [i for i in ids if i in live]
-            if ids:
-                chroma_call(
-                    "updating access counts",
-                    self.collection.update,
-                    ids=ids,
-                    metadatas=[
-                        {"last_accessed": pending[i][0], "access_count": pending[i][1]} for i in ids
-                    ],
-                )
-            return len(ids)

@@ -225,8 +225,9 @@ class EpisodicRetriever(BaseRetriever):
 
     # ------------------------------------------------------------------ scoring
     def _mask(self, idx: UserIndex, opts: dict[str, Any]) -> np.ndarray | None:
-        n = len(idx)
-        mask: np.ndarray | None = None
+        n = idx.size
+        # records replaced or deleted since the index was built are never candidates
+        mask: np.ndarray | None = idx.alive.view.copy() if idx.dead else None
 
         def _and(m: np.ndarray) -> None:
             nonlocal mask
@@ -250,7 +251,8 @@ class EpisodicRetriever(BaseRetriever):
             want_tags = {tags} if isinstance(tags, str) else set(tags or ())
             want_tags = {t.lower() for t in want_tags}
             keep = np.zeros(n, dtype=bool)
-            for i, m in enumerate(idx.metadatas):
+            for i in idx.live():
+                m = idx.metadatas[i]
                 if session is not None and m.get("session_id") != session:
                     continue
                 if topic is not None and str(m.get("topic", "")).lower() != str(topic).lower():
@@ -267,8 +269,8 @@ class EpisodicRetriever(BaseRetriever):
         k = int(opts.get("k") or self.k)
         if k < 1:
             raise ConfigurationError(f"k must be >= 1, got {k}")
-        n = len(idx)
-        if n == 0:
+        n = idx.size
+        if len(idx) == 0:
             return []
         mask = self._mask(idx, opts)
         if mask is not None and not mask.any():
@@ -338,7 +340,7 @@ class EpisodicRetriever(BaseRetriever):
         and the top lexical hits are scored exactly, every other record gets the
         lowest of those scores.
         """
-        n = len(idx)
+        n = idx.size
         if n <= self.exact_dense_limit:
             return idx.vectors @ qvec
         cand = idx.ivf().candidates(qvec, nprobe=self.dense_probe)

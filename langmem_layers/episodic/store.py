@@ -14,9 +14,11 @@ Vectors are computed once by the store (with the package's embeddings) and
 handed to Chroma; the collection is always opened with
 :class:`~langmem_layers.embeddings.LangchainEmbeddingFunction`, so Chroma never
 falls back to its downloading default. A per-user in-memory mirror (BM25
-postings, vectors, scoring columns) serves recall; it is updated in place by
-this store's own writes and rebuilt lazily from Chroma when the collection's
-record count shows that another process wrote.
+postings, vectors, scoring columns) serves recall, in an LRU cache bounded by
+bytes. It is updated in place by this store's own writes; writes of other
+processes reach it through a per-user version record: each read checks it (one
+Chroma get by id) and fetches only the records that changed (``_sync``). A cold
+start reads one compact pack per 64 turns instead of every turn record.
 
 Every operation is one core (``langmem_layers._steps``) run by the sync method
 and by its ``a``-prefixed async twin. On the async path the Chroma client and
@@ -36,7 +38,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
 from langmem_layers._caps import cap_summary
-from langmem_layers._checks import check_int, check_messages, check_number, check_thread_id
+from langmem_layers._checks import check_messages, check_thread_id
 from langmem_layers._steps import Call, Core, arun, blocking, run, twin
 from langmem_layers.caps import CapStats, OutputCaps
 from langmem_layers.defaults import Storage, resolve_embeddings
@@ -44,16 +46,23 @@ from langmem_layers.embeddings import LangchainEmbeddingFunction, embeddings_id
 from langmem_layers.episodic._chroma import (
     chroma_call as _chroma_call,
 )
-from langmem_layers.episodic._chroma import (
-    episode_from as _episode_from,
-)
+from langmem_layers.episodic._chroma import episode_in as _episode
+from langmem_layers.episodic._chroma import episodes_in as _episodes
 from langmem_layers.episodic._chroma import (
     require_user as _require_user,
 )
+from langmem_layers.episodic._chroma import turns_in as _turns
 from langmem_layers.episodic._index import UserIndex
 from langmem_layers.episodic._mirror import Mirror
 from langmem_layers.episodic._offline import offline_summary
-from langmem_layers.episodic.types import Episode, EpisodeSummary, ForgetResult, episode_id_for
+from langmem_layers.episodic.types import (
+    CacheOptions,
+    CacheStats,
+    Episode,
+    EpisodeSummary,
+    ForgetResult,
+    episode_id_for,
+)
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.redaction import (
     REDACTED,
@@ -82,32 +91,6 @@ def embed_query(embeddings: Embeddings, text: str) -> Call:
     return twin(embeddings, "embed_query", text)
 
 
-# ---------------------------------------------------------------------- index readers
-def _episode(idx: UserIndex, episode_id: str) -> Episode | None:
-    p = idx.pos.get(episode_id)
-    if p is None or idx.metadatas[p].get("kind") != "episode":
-        return None
-    return _episode_from(idx.metadatas[p], idx.documents[p])
-
-
-def _episodes(idx: UserIndex) -> list[Episode]:
-    eps = [
-        _episode_from(m, d)
-        for m, d in zip(idx.metadatas, idx.documents, strict=True)
-        if m.get("kind") == "episode"
-    ]
-    return sorted(eps, key=lambda e: (e.created_at, e.id))
-
-
-def _turns(idx: UserIndex, episode_id: str) -> list[tuple[str, str]]:
-    rows = [
-        (int(m.get("turn_index", 0)), rid, d)
-        for rid, m, d in zip(idx.ids, idx.metadatas, idx.documents, strict=True)
-        if m.get("kind") == "turn" and m.get("episode_id") == episode_id
-    ]
-    return [(rid, d) for _, rid, d in sorted(rows)]
-
-
 class EpisodeStore:
     """Episodes and raw turns of every user, in one Chroma collection.
 
@@ -118,14 +101,16 @@ class EpisodeStore:
         embeddings: LangChain embeddings; default the packaged local model.
         collection_name: The Chroma collection (3-512 characters).
         storage: Storage folder (or its path) used when no client is given.
-        flush_every: Buffered access updates that trigger a write to Chroma.
-        flush_seconds: Age of the buffer that triggers a write to Chroma.
         redaction: How secrets are removed from turns, summaries, key facts and
             outcomes before they are written
             (:class:`~langmem_layers.redaction.RedactionConfig`).
         caps: Limits on the summary, key facts, outcomes, topic and tags, applied
             after redaction (:class:`~langmem_layers.caps.OutputCaps`); cuts are
             counted in ``cap_stats``.
+        cache: The in-memory mirrors that serve recall and the access-update
+            buffer (:class:`~langmem_layers.episodic.CacheOptions`: ``max_bytes``,
+            default 256 MiB, least recently used users evicted above it;
+            ``flush_every``, ``flush_seconds``); see :meth:`cache_stats`.
 
     Raises:
         ConfigurationError: the collection was written with other embeddings.
@@ -150,13 +135,16 @@ class EpisodeStore:
         embeddings: Embeddings | None = None,
         collection_name: str = DEFAULT_COLLECTION,
         storage: Storage | str | None = None,
-        flush_every: int = 256,
-        flush_seconds: float = 30.0,
         redaction: RedactionConfig | None = None,
         caps: OutputCaps | None = None,
+        cache: CacheOptions | None = None,
     ) -> None:
-        check_int("flush_every", flush_every, 1, "flush_every=256")
-        check_number("flush_seconds", flush_seconds, "flush_seconds=30.0", positive=True)
+        cache = cache if cache is not None else CacheOptions()
+        if not isinstance(cache, CacheOptions):
+            raise ConfigurationError(
+                f"cache must be a CacheOptions, got {type(cache).__name__} {cache!r}; e.g. "
+                "cache=CacheOptions(max_bytes=64 * 2**20)"
+            )
         if not isinstance(collection_name, str) or not 3 <= len(collection_name) <= 512:
             raise ConfigurationError(
                 f"collection_name must have 3-512 characters (a Chroma rule), got "
@@ -171,9 +159,8 @@ class EpisodeStore:
         self.client = client
         self.collection_name = collection_name
         self.collection = self._open()
-        self._mirror = Mirror(self.collection, self._probe_dimension)
-        self.flush_every = flush_every
-        self.flush_seconds = flush_seconds
+        self._mirror = Mirror(self.collection, self._probe_dimension, max_bytes=cache.max_bytes)
+        self.cache = cache
         self.redaction = redaction or RedactionConfig()
         self.caps, self.cap_stats = caps or OutputCaps(), CapStats()
 
@@ -220,7 +207,8 @@ class EpisodeStore:
             self.cap_stats,
             lambda s: self._redacted(s, secrets),
         )
-        ts = float(created_at) if created_at is not None else time.time()
+        # microseconds: what Chroma stores exactly, so every process holds the same value
+        ts = round(float(created_at) if created_at is not None else time.time(), 6)
         ep = Episode(
             id=episode_id_for(uid, session_id),
             user_id=uid,
@@ -393,6 +381,16 @@ class EpisodeStore:
         """Async twin of :meth:`count`."""
         return await arun(self._read(user_id, len))
 
+    def cache_stats(self) -> CacheStats:
+        """The in-memory mirrors: users and bytes held, loads, refreshes, evictions.
+
+        Recall reads a per-user mirror (vectors, BM25, scoring columns) kept in an
+        LRU cache bounded by ``cache.max_bytes``; every read checks the user's version
+        record in Chroma (``checks``) and fetches only what other writers changed
+        (``refreshes``, ``fetched``). No Chroma call.
+        """
+        return self._mirror.stats()
+
     # ------------------------------------------------------------------ maintenance
     def _touch(self, uid: str, ids: Sequence[str], now: float | None, fresh: bool) -> None:
         """Blocking: record an access, then flush if the buffer is due.
@@ -401,7 +399,7 @@ class EpisodeStore:
         """
         ts = time.time() if now is None else now
         self._mirror.touch(uid, ids, ts, fresh=fresh)
-        if self._mirror.flush_due(self.flush_every, self.flush_seconds):
+        if self._mirror.flush_due(self.cache.flush_every, self.cache.flush_seconds):
             self._mirror.flush()
 
     def _touch_core(self, user_id: str, ids: Sequence[str], now: float | None) -> Core[None]:
@@ -425,7 +423,7 @@ class EpisodeStore:
         Access updates (``last_accessed``, ``access_count``) are applied to the
         in-memory index at once but written to Chroma in batches, because every
         Chroma write is a durable commit (about 150 ms on a busy 2-core machine).
-        They are flushed every ``flush_every`` records or ``flush_seconds``
+        They are flushed every ``cache.flush_every`` records or ``cache.flush_seconds``
         seconds, before forgetting and reloads, and by :meth:`flush` / :meth:`close`.
         """
         return run(self._flush())
@@ -471,7 +469,7 @@ class EpisodeStore:
         uid = _require_user(user_id)
         ids, metas = yield blocking(self._mirror.forget, uid)
         eps = [m["episode_id"] for m in metas if m.get("kind") == "episode"]
-        turns = [rid for rid, m in zip(ids, metas, strict=False) if m.get("kind") != "episode"]
+        turns = [rid for rid, m in zip(ids, metas, strict=False) if m.get("kind") == "turn"]
         return ForgetResult(episode_ids=sorted(eps), turn_ids=turns)
 
     def delete_user(self, user_id: str) -> ForgetResult:

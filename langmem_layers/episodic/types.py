@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field, field_validator
 
 __all__ = [
+    "CacheOptions",
+    "CacheStats",
     "Episode",
     "EpisodeSummary",
     "ForgetResult",
@@ -111,3 +113,71 @@ class ForgetResult:
     def total(self) -> int:
         """Number of removed items (episodes + turns)."""
         return len(self.episode_ids) + len(self.turn_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheOptions:
+    """How an :class:`~langmem_layers.episodic.EpisodeStore` caches in memory.
+
+    Attributes:
+        max_bytes: Bound of the per-user mirrors that serve recall (vectors, BM25,
+            scoring columns; about 3.7 KB per stored record with a 384-dimensional
+            model). The least recently used users are evicted above it and reloaded
+            on demand. Default 256 MiB, about 70,000 records.
+        flush_every: Buffered access updates that trigger a write to Chroma.
+        flush_seconds: Age of the buffer that triggers a write to Chroma.
+
+    Raises:
+        ConfigurationError: a value that is not a positive number.
+
+    Example:
+        >>> from langmem_layers.episodic import CacheOptions
+        >>> CacheOptions(max_bytes=64 * 2**20).flush_every
+        256
+
+    """
+
+    max_bytes: int = 256 * 1024 * 1024
+    flush_every: int = 256
+    flush_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        from langmem_layers._checks import check_int, check_number
+
+        check_int("max_bytes", self.max_bytes, 1, "max_bytes=256 * 2**20")
+        check_int("flush_every", self.flush_every, 1, "flush_every=256")
+        check_number("flush_seconds", self.flush_seconds, "flush_seconds=30.0", positive=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """The episode store's in-memory mirrors, as :meth:`EpisodeStore.cache_stats` reports them.
+
+    Attributes:
+        users: Users whose mirror is in memory now.
+        bytes: Their estimated size in bytes.
+        max_bytes: The bound (``cache_bytes``); least recently used mirrors are evicted
+            above it.
+        full_loads: Mirrors loaded whole from Chroma (first use, after an eviction,
+            after a user was forgotten).
+        refreshes: Incremental refreshes: another writer changed that user, and only
+            the changed records were fetched.
+        fetched: Records fetched by those refreshes.
+        checks: Version checks (one Chroma get by id per read of a user).
+        evictions: Mirrors evicted to stay within ``max_bytes``.
+
+    Example:
+        >>> from langmem_layers.episodic import CacheStats
+        >>> CacheStats(users=1, bytes=2048, max_bytes=4096).full_loads
+        0
+
+    """
+
+    users: int = 0
+    bytes: int = 0
+    max_bytes: int = 0
+    full_loads: int = 0
+    refreshes: int = 0
+    fetched: int = 0
+    checks: int = 0
+    evictions: int = 0

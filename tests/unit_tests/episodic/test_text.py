@@ -10,6 +10,8 @@ from langmem_layers.episodic._lexical import BM25Index, asks_when, mentions_time
 def test_public_api_is_pinned() -> None:
     assert sorted(episodic.__all__) == [
         "ArchiveDecision",
+        "CacheOptions",
+        "CacheStats",
         "Episode",
         "EpisodeStore",
         "EpisodeSummary",

@@ -35,6 +35,7 @@ from langmem_layers import (
     session_transcript,
 )
 from langmem_layers.episodic import (
+    CacheOptions,
     EpisodeStore,
     EpisodicRetriever,
     aarchive_session,
@@ -96,6 +97,12 @@ def ep_store(**kw: Any) -> Callable[[Env], Any]:
     )
 
 
+def ep_cache(**kw: Any) -> Callable[[Env], Any]:
+    return lambda env: EpisodeStore(
+        storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings(), cache=CacheOptions(**kw)
+    )
+
+
 def retriever(**kw: Any) -> Callable[[Env], Any]:
     return lambda env: EpisodicRetriever(store=env.store, user_id="ada", **kw)
 
@@ -151,8 +158,8 @@ CASES += [
     # EpisodeStore
     *[
         Case(
-            f"EpisodeStore.flush_every={v!r}",
-            ep_store(flush_every=v),
+            f"CacheOptions.flush_every={v!r}",
+            ep_cache(flush_every=v),
             CE,
             ("flush_every", repr(v), "flush_every=256"),
         )
@@ -160,8 +167,8 @@ CASES += [
     ],
     *[
         Case(
-            f"EpisodeStore.flush_seconds={v!r}",
-            ep_store(flush_seconds=v),
+            f"CacheOptions.flush_seconds={v!r}",
+            ep_cache(flush_seconds=v),
             CE,
             ("flush_seconds", repr(v), "finite", "flush_seconds=30.0"),
         )

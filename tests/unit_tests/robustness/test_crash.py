@@ -149,7 +149,8 @@ def test_an_interrupted_archive_shows_one_version_and_the_next_archive_repairs(
     assert {t.split()[1] for t in turns} == {"old" if fail_on == "switch" else "new"}
     assert fresh.count("ada") == len(turns) + 1
     fresh.archive("ada", "t1", _messages("third", 3))
-    assert fresh.collection.count() == 4  # the episode and its 3 turns: nothing left behind
+    # the episode, its 3 turns, their pack and the version record: nothing left behind
+    assert fresh.collection.count() == 4 + 1 + 1
     turns = [text for _, text in _store(tmp_path).get_turns("ada", ep.id)]
     assert [t.split()[1:] for t in turns] == [["third", "message", str(k)] for k in range(3)]
 
@@ -162,13 +163,19 @@ def test_records_written_before_generations_stay_readable_and_are_replaced(
     coll = store.collection
     got = coll.get(include=["documents", "metadatas", "embeddings"])
     coll.delete(ids=got["ids"])
-    metas = [{k: v for k, v in m.items() if k != "generation"} for m in got["metadatas"]]
+    # what a version before generations, packs and version records wrote
+    legacy_keys = {"generation", "packs", "seq"}
+    metas = [{k: v for k, v in m.items() if k not in legacy_keys} for m in got["metadatas"]]
+    keep = [i for i, m in enumerate(metas) if m["kind"] in ("episode", "turn")]
     coll.upsert(
-        ids=got["ids"], documents=got["documents"], metadatas=metas, embeddings=got["embeddings"]
+        ids=[got["ids"][i] for i in keep],
+        documents=[got["documents"][i] for i in keep],
+        metadatas=[metas[i] for i in keep],
+        embeddings=[got["embeddings"][i] for i in keep],
     )
     legacy = _store(tmp_path)
     assert len(legacy.get_turns("ada", ep.id)) == 5
     legacy.archive("ada", "t1", _messages("new", 2))
     turns = [text for _, text in _store(tmp_path).get_turns("ada", ep.id)]
     assert [t.split()[1] for t in turns] == ["new", "new"]
-    assert coll.count() == 3
+    assert coll.count() == 3 + 1 + 1  # + the pack of the new turns, + the version record
