@@ -214,10 +214,7 @@ class Mirror(AccessBuffer):
         The entry keeps the version it was synchronised to, so the next read
         fetches what changed since, this write and any concurrent one alike.
         """
-        held = entry.version if entry is not None else None
-        incarnation = held.incarnation if held is not None else None
-        horizon = max(horizon, held.horizon if held is not None else 0)
-        vid, meta, vec = version_record(uid, seq, incarnation, horizon, dim)
+        vid, meta, vec = self._version_row(uid, entry, seq, dim, horizon)
         chroma_call(
             "writing a version record",
             self.collection.upsert,
@@ -226,6 +223,15 @@ class Mirror(AccessBuffer):
             embeddings=[vec],
             documents=[""],
         )
+
+    @staticmethod
+    def _version_row(
+        uid: str, entry: _Entry | None, seq: int, dim: int, horizon: int = 0
+    ) -> tuple[str, dict[str, Any], list[float]]:
+        held = entry.version if entry is not None else None
+        incarnation = held.incarnation if held is not None else None
+        horizon = max(horizon, held.horizon if held is not None else 0)
+        return version_record(uid, seq, incarnation, horizon, dim)
 
     def _episode_ids(self, uid: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         """(id, kind) of every stored record of these episodes, all generations."""
@@ -302,17 +308,18 @@ class Mirror(AccessBuffer):
                     [metas[i] for i in turns] + pack_metas,
                     np.concatenate([matrix[turns], pack_vecs]),
                 )
+                # the switch and the user's new version, in one write
+                vid, vmeta, vvec = self._version_row(uid, entry, seq, matrix.shape[1])
                 self._upsert(
-                    [ids[i] for i in heads],
-                    [docs[i] for i in heads],
-                    [metas[i] for i in heads],
-                    matrix[heads],
+                    [ids[i] for i in heads] + [vid],
+                    [docs[i] for i in heads] + [""],
+                    [metas[i] for i in heads] + [vmeta],
+                    np.concatenate([matrix[heads], np.asarray([vvec], dtype=np.float32)]),
                 )
                 keep = set(ids) | set(pack_ids)
                 stale = [r for r, _ in stored if r not in keep]
                 for i in range(0, len(stale), PAGE):
                     chroma_call("delete", self.collection.delete, ids=stale[i : i + PAGE])
-                self._bump(uid, entry, seq, matrix.shape[1])
             except BaseException:
                 self._drop(uid)
                 raise
