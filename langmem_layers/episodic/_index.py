@@ -12,7 +12,20 @@ from langmem_layers.episodic._ivf import IVFIndex
 from langmem_layers.episodic._lexical import BM25Index, format_datetime, mentions_time
 from langmem_layers.text import is_role_label, tokenize
 
-__all__ = ["RECORD_OVERHEAD", "UserIndex", "generation", "lexical_text", "turn_id"]
+__all__ = [
+    "LEXICAL_VERSION",
+    "RECORD_OVERHEAD",
+    "UserIndex",
+    "generation",
+    "lexical_text",
+    "lexical_tokens",
+    "turn_id",
+]
+
+#: Version of what the lexical index derives from a record (:func:`lexical_tokens`,
+#: ``mentions_time``). Packs store both so that a cold start skips tokenising; bump
+#: it whenever either changes, and stored ones are recomputed.
+LEXICAL_VERSION = 1
 
 #: Bytes per record beyond its vector, columns and text (metadata dict, postings, id
 #: map), measured with ``tracemalloc``; see :meth:`UserIndex.nbytes`.
@@ -58,6 +71,11 @@ def lexical_text(document: str, metadata: dict[str, Any]) -> str:
     if isinstance(created, int | float) and created > 0:
         return f"[{_session_time(float(created))}] {document}"
     return document
+
+
+def lexical_tokens(document: str, metadata: dict[str, Any]) -> list[str]:
+    """The BM25 tokens of a record (its :func:`lexical_text`)."""
+    return tokenize(lexical_text(document, metadata))
 
 
 @lru_cache(maxsize=4096)
@@ -240,8 +258,13 @@ class UserIndex:
         documents: Sequence[str],
         metadatas: Sequence[dict[str, Any]],
         vectors: np.ndarray,
+        lexical: tuple[Sequence[Sequence[str]], Sequence[bool]] | None = None,
     ) -> None:
-        """Append new records (ids must not be present yet)."""
+        """Append new records (ids must not be present yet).
+
+        ``lexical``: their tokens and time flags when already known (a pack of the
+        current :data:`LEXICAL_VERSION`), else computed here.
+        """
         start = len(self.ids)
         n = len(ids)
         need = start + n
@@ -274,14 +297,19 @@ class UserIndex:
         self.documents.extend(documents)
         self._text_bytes += sum(len(d) for d in documents) + sum(len(r) for r in ids)
         self.metadatas.extend(dict(m) for m in metadatas)
-        self.bm25.add(
-            tokenize(lexical_text(d, m)) for d, m in zip(documents, metadatas, strict=True)
-        )
+        if lexical is None:
+            tokens: Sequence[Sequence[str]] = [
+                lexical_tokens(d, m) for d, m in zip(documents, metadatas, strict=True)
+            ]
+            times: Sequence[bool] = [mentions_time(d) for d in documents]
+        else:
+            tokens, times = lexical
+        self.bm25.add(tokens)
         self.created.extend([float(m.get("created_at", 0.0)) for m in metadatas])
         self.accessed.extend([float(m.get("last_accessed", 0.0)) for m in metadatas])
         self.importance.extend([float(m.get("importance", 0.5)) for m in metadatas])
         self.is_turn.extend([m.get("kind") == "turn" for m in metadatas])
-        self.has_time.extend([float(mentions_time(d)) for d in documents])
+        self.has_time.extend([float(t) for t in times])
         self.prev.extend(prevs)
         self.next.extend([-1] * n)
         self.episode.extend(groups)

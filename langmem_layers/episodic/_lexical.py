@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
@@ -145,20 +146,18 @@ class BM25Index:
 
     def add(self, docs: Iterable[Sequence[str]]) -> None:
         """Append token lists; their positions follow the existing ones."""
+        postings, arrays, lengths = self._postings, self._arrays, self._lengths
         for tokens in docs:
-            pos = len(self._lengths)
-            counts: dict[str, int] = {}
-            for tok in tokens:
-                counts[tok] = counts.get(tok, 0) + 1
-            for tok, c in counts.items():
-                plist = self._postings.get(tok)
+            pos = len(lengths)
+            for tok, c in Counter(tokens).items():
+                plist = postings.get(tok)
                 if plist is None:
-                    plist = ([], [])
-                    self._postings[tok] = plist
+                    plist = postings[tok] = ([], [])
                 plist[0].append(pos)
                 plist[1].append(c)
-                self._arrays.pop(tok, None)
-            self._lengths.append(len(tokens))
+                if tok in arrays:
+                    del arrays[tok]
+            lengths.append(len(tokens))
             self._total += len(tokens)
         self._norm = None
 

@@ -39,23 +39,21 @@ def add_episode(
 ) -> None:
     """Append one episode (its record, then its turns from packs or turn records)."""
     rid, doc, meta, vec = record
-    ids, docs, metas, vecs = [rid], [doc], [meta], [vec[None, :]]
+    idx.add([rid], [doc], [meta], vec[None, :])
     if packs is not None:
         for part in range(int(meta.get("packs", 0))):
-            t_ids, t_docs, t_metas, t_vecs = decode_pack(packs[part], meta, idx.dim)
-            ids += t_ids
-            docs += t_docs
-            metas += t_metas
-            vecs.append(t_vecs)
-    else:
-        for t_id, t_doc, t_meta, t_vec in sorted(
-            turns or [], key=lambda t: int(t[2].get("turn_index", -1))
-        ):
-            ids.append(t_id)
-            docs.append(t_doc)
-            metas.append(t_meta)
-            vecs.append(t_vec[None, :])
-    idx.add(ids, docs, metas, np.concatenate(vecs))
+            t_ids, t_docs, t_metas, t_vecs, lexical = decode_pack(packs[part], meta, idx.dim)
+            if t_ids:
+                idx.add(t_ids, t_docs, t_metas, t_vecs, lexical)
+        return
+    rows = sorted(turns or [], key=lambda t: int(t[2].get("turn_index", -1)))
+    if rows:
+        idx.add(
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+            np.stack([r[3] for r in rows]),
+        )
 
 
 def _rows(page: dict[str, Any]) -> Any:

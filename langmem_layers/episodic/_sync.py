@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 
 from langmem_layers.episodic._chroma import chroma_call
+from langmem_layers.episodic._index import LEXICAL_VERSION, lexical_tokens, turn_id
+from langmem_layers.episodic._lexical import mentions_time
 
 __all__ = [
     "PACK_TURNS",
@@ -159,6 +161,12 @@ def encode_packs(
         stop = min(start + PACK_TURNS, len(docs))
         block = np.ascontiguousarray(matrix[start:stop], dtype=np.float32)
         body = {
+            "lv": LEXICAL_VERSION,
+            "k": [
+                " ".join(lexical_tokens(d, m))
+                for d, m in zip(docs[start:stop], metas[start:stop], strict=True)
+            ],
+            "h": [int(mentions_time(d)) for d in docs[start:stop]],
             "d": list(docs[start:stop]),
             "i": [int(m.get("turn_index", 0)) for m in metas[start:stop]],
             "s": [str(m.get("speaker", "")) for m in metas[start:stop]],
@@ -185,14 +193,21 @@ def encode_packs(
 
 def decode_pack(
     pack: dict[str, Any], episode_meta: dict[str, Any], dim: int
-) -> tuple[list[str], list[str], list[dict[str, Any]], np.ndarray]:
-    """The turns of one pack as (ids, documents, metadatas, vectors), fields from the episode.
+) -> tuple[
+    list[str],
+    list[str],
+    list[dict[str, Any]],
+    np.ndarray,
+    tuple[list[list[str]], list[bool]] | None,
+]:
+    """The turns of one pack: ids, documents, metadatas, vectors, and (tokens, time flags).
+
+    Fields shared by the session come from the episode record; the lexical part is
+    ``None`` when the pack was written under another :data:`LEXICAL_VERSION`.
 
     A turn's access fields come from the episode record's ``turn_access``
     (``{turn_index: [count, last_accessed]}``), written when accesses are flushed.
     """
-    from langmem_layers.episodic._index import turn_id
-
     body = json.loads(pack["turns"])
     gen = int(pack.get("generation", 0))
     ep = str(pack["episode_id"])
@@ -232,7 +247,10 @@ def decode_pack(
         )
     raw = base64.b64decode(body["v"])
     vectors = np.frombuffer(raw, dtype=np.float32).reshape(len(ids), dim)
-    return ids, list(body["d"]), metas, vectors
+    lexical = None
+    if body.get("lv") == LEXICAL_VERSION and "k" in body and "h" in body:
+        lexical = ([k.split() for k in body["k"]], [bool(h) for h in body["h"]])
+    return ids, list(body["d"]), metas, vectors, lexical
 
 
 def _turn_access(meta: dict[str, Any]) -> dict[int, tuple[int, float]]:
