@@ -225,8 +225,8 @@ def _kind(sentence: str, user: bool) -> str:
         return "decision"
     if _FACT.search(s):
         return "fact"
-    if _QUESTION_START.match(s):
-        return "question"
+    if _QUESTION_START.match(s) and not s.endswith((".", "!", "。", "！")):
+        return "question"  # "what about Lisbon" (but "Did my longest run: 18 miles." is not)
     if _REQUEST.match(s):
         return "request"
     return "statement"
