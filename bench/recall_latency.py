@@ -1,189 +1,155 @@
-"""Latency of one episodic recall at 1k / 10k / 100k stored turns for one user.
+"""Latency of one episodic recall at 10k (and 100k) stored turns for one user.
 
-``python -m bench recall-latency [--sizes 1000 10000 100000] [--queries 60]``
+``python -m bench recall-latency [--sizes 10000 100000] [--queries 300]
+[--baseline 10ed550] [--parts 60] [--threads 1]``
 
 Bulk ingest writes synthetic turns straight into the Chroma collection with the
-same metadata schema ``EpisodeStore.archive`` writes (20 turns per episode,
-one episode record per session), using precomputed random unit vectors instead
-of running the embedding model on 100k texts. Other users' data is stored in
-the same collection (``--others`` turns spread over 4 users). The measured
-recall is the real path a user calls: a fresh ``EpisodeStore`` on that Chroma
-folder (packaged local embeddings), then ``EpisodicRetriever.invoke(query)``:
-query embedding, the collection count check, BM25 + dense scoring over the
-user's in-memory index, access-count bookkeeping. The first recall, which
-loads the user's index from Chroma, is reported separately ("cold").
+metadata schema of ``EpisodeStore.archive`` (see ``bench/_latency_data.py``),
+with random unit vectors instead of running the embedding model on 100k texts;
+other users' data is stored in the same collection (``--others`` turns spread
+over 4 users). The measured recall is the real path a user calls: a fresh
+``EpisodeStore`` on that Chroma folder (packaged local embeddings), then
+``EpisodicRetriever.invoke(query)``: query embedding, freshness check, BM25 +
+dense scoring over the user's in-memory index, access bookkeeping. The first
+recall, which loads the user's index from Chroma, is reported separately ("cold").
+
+Side by side (``--baseline REV``): REV's ``langmem_layers`` is exported to a
+temporary folder and each version runs in its own long-lived subprocess (its
+``PYTHONPATH`` names its tree), on its own copy of the same stored data, with
+the same queries, in alternating blocks (``--block``), so a slow spell of the
+machine hits both alike. Reported per version: p50/p95/p99 over the warm
+recalls, the ratio new/baseline, and how many queries returned the same
+documents with the same scores in both. ``--parts N`` then times the parts of
+N recalls of the current code one by one (``bench/_latency_parts.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from bench._latency_data import ingest, queries
+from bench._latency_run import Worker, copy_folder, export_rev, interleave, same_results
 from bench._metrics import percentile
 from bench._threads import add_threads_option, apply_threads
-from langmem_layers.defaults import Storage, resolve_embeddings
-from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, episode_id_for
 
-_VOCAB = (
-    "garden dog cat trip kyoto paris coffee tea book movie guitar piano painting running "
-    "marathon yoga job interview promotion project deadline python rust database server "
-    "sister brother mother father friend party birthday wedding concert museum beach "
-    "mountain hiking camping cooking pasta sushi recipe doctor dentist exam school class "
-    "teacher student adoption charity volunteer shelter photo camera car bike train flight "
-    "hotel budget rent apartment house move city weekend summer winter spring autumn"
-)
-_WORDS = _VOCAB.split()
-_FILLER_TEXT = "i we you it was is the a to and of in my really so very just that this"
-_FILLER = _FILLER_TEXT.split()
-_TURNS_PER_EPISODE = 20
-_BATCH = 2000
+_ROOT = Path(__file__).resolve().parent.parent
+_USER = "target-user"
+_PARTS = ("embed", "version", "mask", "lexical", "dense", "rank_rest", "touch", "flush", "recall")
 
 
-def _sentence(rng: random.Random) -> str:
-    words = [rng.choice(_WORDS) if rng.random() < 0.4 else rng.choice(_FILLER) for _ in range(14)]
-    return " ".join(words).capitalize() + "."
+def build(folder: Path, size: int, others: int) -> None:
+    """Store ``size`` turns of the target user and ``others`` turns of 4 other users."""
+    from langmem_layers.defaults import Storage
+    from langmem_layers.embeddings import LocalE5Embeddings
+    from langmem_layers.episodic import EpisodeStore
 
-
-def _ingest(store: EpisodeStore, user: str, n_turns: int, dim: int, seed: int) -> None:
-    rng = random.Random(seed)
-    nrng = np.random.default_rng(seed)
-    base = time.time() - 400 * 86400
-    ids: list[str] = []
-    docs: list[str] = []
-    metas: list[dict[str, Any]] = []
-
-    def flush() -> None:
-        if not ids:
-            return
-        vecs = nrng.standard_normal((len(ids), dim)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        store.collection.upsert(ids=ids, documents=docs, metadatas=metas, embeddings=vecs)
-        ids.clear()
-        docs.clear()
-        metas.clear()
-
-    n_eps = max(1, n_turns // _TURNS_PER_EPISODE)
-    for e in range(n_eps):
-        sid = f"s{e}"
-        eid = episode_id_for(user, sid)
-        ts = base + e * 400 * 86400 / n_eps
-        common = {
-            "user_id": user,
-            "episode_id": eid,
-            "session_id": sid,
-            "created_at": ts,
-            "last_accessed": ts,
-            "access_count": 0,
-            "importance": round(rng.random(), 3),
-            "topic": rng.choice(_WORDS),
-            "tags": ",".join(rng.sample(_WORDS, 3)),
-        }
-        ids.append(eid)
-        docs.append("User asked: " + _sentence(rng))
-        metas.append(
-            {**common, "kind": "episode", "summary": docs[-1], "key_facts": "[]", "outcomes": "[]"}
-            | {"message_count": _TURNS_PER_EPISODE}
-        )
-        for t in range(_TURNS_PER_EPISODE):
-            speaker = "user" if t % 2 == 0 else "assistant"
-            ids.append(f"{eid}:t{t:04d}")
-            docs.append(f"{speaker}: {_sentence(rng)}")
-            metas.append(
-                {**common, "kind": "turn", "turn_index": t, "speaker": speaker}
-                | {"role": "human" if t % 2 == 0 else "ai", "message_id": ""}
-            )
-        if len(ids) >= _BATCH:
-            flush()
-    flush()
-
-
-def _measure(size: int, others: int, queries: int, root: Path) -> dict[str, float]:
-    folder = root / f"n{size}"
-    emb = resolve_embeddings()
-    dim = len(emb.embed_query("probe"))
-    writer = EpisodeStore(embeddings=emb, storage=Storage(folder))
-    t0 = time.perf_counter()
-    _ingest(writer, "target-user", size, dim, seed=size)
+    # the collection is opened with the packaged model's id; vectors come precomputed
+    store = EpisodeStore(embeddings=LocalE5Embeddings(), storage=Storage(folder))
+    dim = LocalE5Embeddings.dimensions
+    ingest(store.collection, _USER, size, dim, seed=size)
     for i in range(4):
-        _ingest(writer, f"other-user-{i}", others // 4, dim, seed=size + i + 1)
-    ingest_s = time.perf_counter() - t0
-    store = EpisodeStore(embeddings=emb, storage=Storage(folder))
-    retriever = EpisodicRetriever(store=store, user_id="target-user", k=10)
-    rng = random.Random(7)
-    qs = [" ".join(rng.sample(_WORDS, 3)) + "?" for _ in range(queries + 1)]
-    t1 = time.perf_counter()
-    first = retriever.invoke(qs[0])
-    cold_ms = 1000 * (time.perf_counter() - t1)
-    assert all(d.metadata["user_id"] == "target-user" for d in first)
-    lat = []
-    embed_only = []
-    core = []
-    for q in qs[1:]:
-        t2 = time.perf_counter()
-        qvec = emb.embed_query(q)
-        embed_only.append(1000 * (time.perf_counter() - t2))
-        t3 = time.perf_counter()
-        docs = retriever.invoke(q)
-        lat.append(1000 * (time.perf_counter() - t3))
-        assert len(docs) == 10
-        t4 = time.perf_counter()
-        retriever._run(q, qvec, {})
-        core.append(1000 * (time.perf_counter() - t4))
-    store.flush()
-    return {
-        "turns": store.count("target-user"),
-        "stored_total": store.collection.count(),
-        "bulk_ingest_s": round(ingest_s, 1),
-        "cold_first_recall_ms": round(cold_ms, 1),
-        "recall_ms_p50": round(percentile(lat, 50), 2),
-        "recall_ms_p95": round(percentile(lat, 95), 2),
-        "embed_query_ms_p50": round(percentile(embed_only, 50), 2),
-        "embed_query_ms_p95": round(percentile(embed_only, 95), 2),
-        "search_ms_p50": round(percentile(core, 50), 2),
-        "search_ms_p95": round(percentile(core, 95), 2),
-    }
+        ingest(store.collection, f"other-user-{i}", others // 4, dim, seed=size + i + 1)
+
+
+def _stats(ms: list[float]) -> dict[str, float]:
+    return {f"p{q}": round(percentile(ms, q), 2) for q in (50, 95, 99)}
+
+
+def measure(size: int, args: argparse.Namespace, sources: dict[str, Path], tmp: Path) -> Any:
+    """One size: build the data, run every version interleaved; the figures."""
+    data = tmp / f"n{size}"
+    build(data, size, args.others)
+    qs = queries(args.queries + 1)
+    workers = [Worker(name, src, args.threads) for name, src in sources.items()]
+    try:
+        report: dict[str, Any] = {"turns": size, "queries": args.queries}
+        for w in workers:
+            opened = w.call(
+                "open",
+                folder=str(copy_folder(data, tmp / f"n{size}-{w.name}")),
+                user=_USER,
+                k=10,
+                query=qs[0],
+            )
+            report[w.name] = {"cold_ms": round(opened["cold_ms"], 1), "module": opened["module"]}
+            # warm-up, and a first write of access updates: on these legacy records it
+            # creates the user's version record (a reload in the current code)
+            w.call("recall", queries=queries(args.warmup, seed=11))
+            w.call("flush")
+            w.call("recall", queries=queries(2, seed=12))
+        runs = interleave(workers, qs[1:], args.block)
+        for w in workers:
+            report[w.name].update(_stats(runs[w.name]["ms"]), ms=runs[w.name]["ms"])
+        if len(workers) == 2:
+            new, base = (runs[w.name] for w in workers)
+            report["same_results"] = same_results(new["results"], base["results"])
+        if args.parts:
+            parts = workers[0].call("parts", queries=queries(args.parts, seed=13))["parts"]
+            report["parts"] = {p: _stats([row[p] for row in parts]) for p in _PARTS}
+        return report
+    finally:
+        for w in workers:
+            w.close()
+
+
+def _print(r: dict[str, Any], names: list[str]) -> None:
+    for name in names:
+        v = r[name]
+        print(
+            f"{r['turns']:>8} {name:>10} {v['cold_ms']:>9.1f} {v['p50']:>8.2f} "
+            f"{v['p95']:>8.2f} {v['p99']:>8.2f}"
+        )
+    if len(names) == 2:
+        a, b = (r[n] for n in names)
+        ratios = " ".join(f"{a[p] / b[p]:.2f}" for p in ("p50", "p95", "p99"))
+        print(
+            f"{'':>8} {'ratio':>10} {'':>9} {ratios}   same results: "
+            f"{r['same_results']}/{r['queries']}"
+        )
+    for part, s in r.get("parts", {}).items():
+        print(f"{'':>8} {'part':>10} {part:>9} {s['p50']:>8.2f} {s['p95']:>8.2f} {s['p99']:>8.2f}")
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench recall-latency")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10000])
     parser.add_argument("--others", type=int, default=8000, help="turns of other users")
-    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--queries", type=int, default=300, help="warm recalls measured")
+    parser.add_argument("--warmup", type=int, default=10, help="warm recalls not measured")
+    parser.add_argument("--block", type=int, default=10, help="queries per alternating block")
+    parser.add_argument(
+        "--baseline", default=None, help="a git revision (or a source tree) to measure alongside"
+    )
+    parser.add_argument("--parts", type=int, default=0, help="recalls timed part by part")
     parser.add_argument("--json", type=Path, default=None)
     add_threads_option(parser)
     args = parser.parse_args(argv)
     apply_threads(args)
     results: dict[str, Any] = {}
-    print(
-        f"{'turns':>8} {'records':>8} {'ingest s':>9} {'cold ms':>9} {'p50 ms':>8} "
-        f"{'p95 ms':>8} {'embed p50/p95':>14} {'search p50/p95':>15}"
-    )
-    with tempfile.TemporaryDirectory(prefix="langmem-recall-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="langmem-recall-") as name:
+        tmp = Path(name)
+        sources = {"current": _ROOT}
+        if args.baseline and (Path(args.baseline) / "langmem_layers").is_dir():
+            sources["baseline"] = Path(args.baseline).resolve()  # a source tree
+        elif args.baseline:
+            short = export_rev(args.baseline, tmp / "baseline")
+            sources[short] = tmp / "baseline"
+        print(
+            f"{'turns':>8} {'version':>10} {'cold ms':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}"
+        )
         for size in args.sizes:
-            r = _measure(size, args.others, args.queries, Path(tmp))
+            r = measure(size, args, sources, tmp)
             results[str(size)] = r
-            print(
-                f"{size:>8} {r['stored_total']:>8} {r['bulk_ingest_s']:>9.1f} "
-                f"{r['cold_first_recall_ms']:>9.1f} {r['recall_ms_p50']:>8.2f} "
-                f"{r['recall_ms_p95']:>8.2f} "
-                f"{r['embed_query_ms_p50']:>7.1f}/{r['embed_query_ms_p95']:<6.1f} "
-                f"{r['search_ms_p50']:>7.2f}/{r['search_ms_p95']:<7.2f}",
-                flush=True,
-            )
+            _print(r, list(sources))
     print(
-        "records = all records in the collection (target user's turns + episode records + "
-        f"{args.others} turns of 4 other users); p50/p95 over {args.queries} warm recalls "
-        "(query embedding included); embed = the query embedding alone; search = the same "
-        "recall with a precomputed query vector (count check, BM25 + dense scoring, access "
-        "bookkeeping)."
+        f"warm recalls (query embedding included), {args.queries} per version, in alternating "
+        f"blocks of {args.block}; ratio = current / baseline; same results = same documents, "
+        "order and scores (1e-4); parts: one recall's steps timed one by one (current code)."
     )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

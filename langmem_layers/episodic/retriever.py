@@ -55,7 +55,8 @@ from langmem_layers._checks import check_int, check_number
 from langmem_layers._steps import Core, arun, blocking, run
 from langmem_layers.episodic._index import UserIndex
 from langmem_layers.episodic._lexical import asks_when, names_in
-from langmem_layers.episodic.store import EpisodeStore, _require_user, embed_query
+from langmem_layers.episodic._overlap import PendingVector, access_flusher, resolve, start_embedding
+from langmem_layers.episodic.store import EpisodeStore, _require_user
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.text import tokenize
 
@@ -328,7 +329,7 @@ class EpisodicRetriever(BaseRetriever):
     def _dense(
         self,
         idx: UserIndex,
-        qvec: np.ndarray,
+        qvec: np.ndarray | PendingVector,
         lex: np.ndarray,
         mask: np.ndarray | None,
         opts: dict[str, Any],
@@ -340,6 +341,7 @@ class EpisodicRetriever(BaseRetriever):
         and the top lexical hits are scored exactly, every other record gets the
         lowest of those scores.
         """
+        qvec = resolve(qvec)
         n = idx.size
         if n <= self.exact_dense_limit:
             return idx.vectors @ qvec
@@ -405,14 +407,29 @@ class EpisodicRetriever(BaseRetriever):
         return _require_user(opts.get("user_id", self.user_id))
 
     def _search(
-        self, uid: str, query: str, qvec: Sequence[float], opts: dict[str, Any]
+        self, uid: str, query: str, qvec: Sequence[float] | PendingVector, opts: dict[str, Any]
     ) -> list[Document]:
-        """Blocking: rank the user's records (under the user's lock), then record the access."""
+        """Blocking: rank the user's records (under the user's lock), then record the access.
+
+        ``qvec`` may still be computing (:class:`PendingVector`): the version check,
+        the mask and the lexical scores run meanwhile, the dense step waits for it.
+        The access is applied in memory; its Chroma write happens in the background
+        when recall is idle (``_overlap.AccessFlusher``), never on this path.
+        """
         now = time.time()
-        vec = np.asarray(qvec, dtype=np.float32)
-        docs = self.store._mirror.read(uid, lambda idx: self._rank(idx, query, vec, opts, now))
-        if docs and opts.get("update_access", self.update_access):
-            self.store._touch(uid, [d.metadata["id"] for d in docs], now, True)
+        vec: Any = qvec if isinstance(qvec, PendingVector) else resolve(qvec)
+        mirror = self.store._mirror
+        flusher = access_flusher(mirror)
+        flusher.begin()
+        try:
+            docs = mirror.read(uid, lambda idx: self._rank(idx, query, vec, opts, now))
+            resolve(vec)  # an embedding error surfaces even when no dense step ran
+            if docs and opts.get("update_access", self.update_access):
+                mirror.touch(uid, [d.metadata["id"] for d in docs], now, fresh=True)
+                if mirror.flush_due(self.store.cache.flush_every, self.store.cache.flush_seconds):
+                    flusher.request(self.store.cache.flush_every)
+        finally:
+            flusher.end()
         return docs
 
     def _run(self, query: str, qvec: Sequence[float], opts: dict[str, Any]) -> list[Document]:
@@ -420,11 +437,15 @@ class EpisodicRetriever(BaseRetriever):
         return self._search(self._user(opts), query, qvec, opts)
 
     def _retrieve(self, query: str, kwargs: dict[str, Any]) -> Core[list[Document]]:
-        """One recall: embed the query, then search (a worker thread on the async path)."""
+        """One recall: the query is embedded in a worker thread while the search starts.
+
+        Sync and async alike, the search runs as one blocking step (a worker
+        thread on the async path) and the embedding in another worker thread.
+        """
         opts = self._options(kwargs)
         uid = self._user(opts)
-        qvec = yield embed_query(self.store.embeddings, query)
-        docs: list[Document] = yield blocking(self._search, uid, query, qvec, opts)
+        pending = start_embedding(self.store.embeddings, query)
+        docs: list[Document] = yield blocking(self._search, uid, query, pending, opts)
         return docs
 
     def _get_relevant_documents(
