@@ -80,56 +80,66 @@ def preload_user(episodes: Any, user: str, turns: int, seed: int, per_session: i
 def bulk_ingest(collection: Any, user: str, turns: int, dim: int, seed: int) -> None:
     """Write ``turns`` turns of ``user`` straight into the collection (no embedding model).
 
-    Same records and metadata as ``EpisodeStore.archive`` writes (one episode record
-    per 20 turns, first generation, a ``seq`` in microseconds), random unit vectors.
-    Only for building big cold-load histories fast; reads go through the public API.
+    The records ``EpisodeStore.archive`` writes (one episode record per 20 turns,
+    first generation, a ``seq`` in microseconds, a pack per 64 turns, the user's
+    version record), with random unit vectors, in large batches. Only for building
+    big cold-load histories fast; reads go through the public API.
     """
     import numpy as np
+
+    from langmem_layers.episodic import episode_id_for
+    from langmem_layers.episodic._sync import encode_packs, version_record
 
     rng, nrng = random.Random(seed), np.random.default_rng(seed)
     base, seq = time.time() - 400 * 86400, int(time.time() * 1e6)
     ids: list[str] = []
     docs: list[str] = []
     metas: list[dict[str, Any]] = []
+    vecs: list[Any] = []
 
     def flush() -> None:
         if ids:
-            vecs = nrng.standard_normal((len(ids), dim)).astype(np.float32)
-            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            collection.upsert(ids=ids, documents=docs, metadatas=metas, embeddings=vecs)
-            ids.clear()
-            docs.clear()
-            metas.clear()
+            collection.upsert(ids=ids, documents=docs, metadatas=metas, embeddings=np.stack(vecs))
+            for batch in (ids, docs, metas, vecs):
+                batch.clear()
 
-    from langmem_layers.episodic import episode_id_for
+    def unit(n: int) -> Any:
+        v = nrng.standard_normal((n, dim)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
 
     sessions = max(1, turns // TURNS_PER_SESSION)
     for e in range(sessions):
         eid = episode_id_for(user, f"s{e}")
-        ts = base + e * 400 * 86400 / sessions
+        ts = round(base + e * 400 * 86400 / sessions, 6)
+        seq += 1
         common = {"user_id": user, "episode_id": eid, "session_id": f"s{e}", "created_at": ts}
         common |= {"last_accessed": ts, "access_count": 0, "importance": round(rng.random(), 3)}
         common |= {"topic": rng.choice(_WORDS), "tags": ",".join(rng.sample(_WORDS, 3))}
-        common |= {"generation": 1}
+        common |= {"generation": 1, "seq": seq}
         summary = "User talked about: " + sentence(rng)
-        seq += 1
-        ids.append(eid)
-        docs.append(summary)
-        metas.append(
-            common
-            | {"kind": "episode", "summary": summary, "key_facts": "[]", "outcomes": "[]"}
-            | {"message_count": TURNS_PER_SESSION, "seq": seq}
-        )
+        head = common | {"kind": "episode", "summary": summary, "key_facts": "[]"}
+        head |= {"outcomes": "[]", "message_count": TURNS_PER_SESSION}
+        t_docs, t_metas = [], []
         for t in range(TURNS_PER_SESSION):
             speaker = "user" if t % 2 == 0 else "assistant"
-            seq += 1
-            ids.append(f"{eid}:t{t:04d}")
-            docs.append(f"{speaker}: {sentence(rng)}")
-            metas.append(
+            t_docs.append(f"{speaker}: {sentence(rng)}")
+            t_metas.append(
                 common
-                | {"kind": "turn", "turn_index": t, "speaker": speaker, "seq": seq}
+                | {"kind": "turn", "turn_index": t, "speaker": speaker}
                 | {"role": "human" if t % 2 == 0 else "ai", "message_id": ""}
             )
+        t_vecs = unit(TURNS_PER_SESSION)
+        p_ids, p_metas, p_vecs = encode_packs(head, t_docs, t_metas, t_vecs)
+        head["packs"] = len(p_ids)
+        ids.extend([eid, *(f"{eid}:t{t:04d}" for t in range(TURNS_PER_SESSION)), *p_ids])
+        docs.extend([summary, *t_docs, *[""] * len(p_ids)])
+        metas.extend([head, *t_metas, *p_metas])
+        vecs.extend([*unit(1), *t_vecs, *p_vecs])
         if len(ids) >= 2000:
             flush()
+    vid, vmeta, vvec = version_record(user, seq, None, 0, dim)
+    ids.append(vid)
+    docs.append("")
+    metas.append(vmeta)
+    vecs.append(np.asarray(vvec, dtype=np.float32))
     flush()

@@ -42,6 +42,7 @@ class WorkerSpec:
     writers: tuple[str, ...]
     seed: int = 0
     think_ms: float = 20.0
+    write_every: float = 0.5
 
 
 def rss_mb() -> dict[str, float]:
@@ -182,13 +183,18 @@ class _App:
     def run_traffic(self, mode: Any, stop: threading.Event) -> None:
         """Serve traffic as the shared ``mode`` says until ``stop`` is set."""
         think = self.spec.think_ms / 1000
+        last_write = 0.0
         while not stop.is_set():
             m = mode.value
             if m == 0:
                 time.sleep(0.01)
                 continue
             self.recall_step()
-            if m == 2:
+            # writes are paced (one graph turn or session end per write_every seconds and
+            # process), so the window measures what other writers cost a reader, not a
+            # CPU saturated by them
+            if m == 2 and time.monotonic() - last_write >= self.spec.write_every:
+                last_write = time.monotonic()
                 self.write_step()
             time.sleep(think)
 

@@ -79,6 +79,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--settle", type=float, default=0.25, help="s left out after a switch")
     p.add_argument("--think-ms", type=float, default=20.0, help="pause between requests")
     p.add_argument("--probes", type=int, default=100, help="staleness probes per P >= 2")
+    p.add_argument("--write-every", type=float, default=0.5, help="s between writes of one process")
     p.add_argument(
         "--cold", type=_cold_sizes, default=[1000, 10000, 100000], help="turns; 'none' skips"
     )
@@ -131,6 +132,7 @@ def _specs(server: ChromaServer, dsn: str, p: int, readers: list[str], args: Any
             writers=tuple(f"writer-p{p}-{i}-{j}" for j in range(n)),
             seed=args.seed * 1000 + p * 10 + i,
             think_ms=args.think_ms,
+            write_every=args.write_every,
         )
         for i in range(p)
     ]
@@ -249,7 +251,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
             f"schema {schema} (PostgresSaver + PostgresStore); {os.cpu_count()} CPUs\n"
             f"per process: {args.users} reader users x {args.history} turns, {args.users} writer "
             f"users; {args.seconds:.0f} s without writes, then {args.seconds:.0f} s with writes "
-            f"(first {args.settle} s of each left out), {args.think_ms:.0f} ms between requests"
+            f"(first {args.settle} s of each left out), {args.think_ms:.0f} ms between requests, "
+            f"one write per {args.write_every} s per process in the writers window"
         )
         print(FAKE_EMBEDDINGS, flush=True)
         took = _preload(server, readers, args.history, args.seed)

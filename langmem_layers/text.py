@@ -110,8 +110,9 @@ STOP_WORDS_EN = frozenset(_STOP_TEXT_EN.split())
 # did she say was great?"), and dropping them from BM25 lowered LoCoMo dev recall
 # (R@10 0.7908 -> 0.7895; the plain BM25 baseline 0.5971 -> 0.5950).
 _SMALL_TALK_TEXT_EN = """
-alright awesome cool done fine glad good great hello let nice ok okay please right
-sorry sure thank thanks welcome well yes yet
+absolutely alright awesome bye certainly cheers cool done exactly fine glad good goodbye
+gotcha great hello indeed let nice noted ok okay perfect please right roger sorry sure
+thank thanks understood welcome well yes yet
 """
 #: English acknowledgements and pleasantries: no information for a summary.
 SMALL_TALK_EN = frozenset(_SMALL_TALK_TEXT_EN.split())

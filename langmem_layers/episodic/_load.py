@@ -42,9 +42,9 @@ def add_episode(
     idx.add([rid], [doc], [meta], vec[None, :])
     if packs is not None:
         for part in range(int(meta.get("packs", 0))):
-            t_ids, t_docs, t_metas, t_vecs, lexical = decode_pack(packs[part], meta, idx.dim)
+            t_ids, t_docs, t_metas, t_vecs, derived = decode_pack(packs[part], meta, idx.dim)
             if t_ids:
-                idx.add(t_ids, t_docs, t_metas, t_vecs, lexical)
+                idx.add(t_ids, t_docs, t_metas, t_vecs, derived)
         return
     rows = sorted(turns or [], key=lambda t: int(t[2].get("turn_index", -1)))
     if rows:

@@ -17,7 +17,14 @@ Scoring, per stored record of the user:
    ("What did Caroline paint?"), that speaker's turns get ``speaker_weight``
    (a question about a person is mostly answered by their own words; role
    labels such as "user" and "assistant" are not names);
-6. ``score = relevance_weight * relevance + recency_weight * 0.5 ** (age / half_life)
+6. content over chatter: relevance is scaled by ``1 - chatter_weight * (1 -
+   substance)``, where a turn's substance (``_index.substance``) is 1 for three or
+   more content words and lower for acknowledgements, greetings, filler and failed
+   tool calls, which answer no question in any chat ("Noted.", "好的", "error 429").
+   Measured on our zh/en set and LoCoMo dev together (``python -m bench
+   recall-eval``; R@10): 0.884 -> 0.913 and 0.790 -> 0.789 at 0.5 (0.3 and 0.7 gave
+   0.907/0.922 and the same 0.789); chatter in the top 3 of our set 0.54 -> 0.36.
+7. ``score = relevance_weight * relevance + recency_weight * 0.5 ** (age / half_life)
    + importance_weight * importance``, where the age counts from the last access
    (or the creation).
 
@@ -31,7 +38,12 @@ terms added to the BM25 query: +-0.005) and rank fusion (RRF: -0.03 to -0.06,
 z-score fusion: -0.008) did not help and are not used. Named speaker, on top
 of session context: 0.770 -> 0.791 at ``speaker_weight`` 0.2 (0.15-0.3 within
 0.003; every conversation gained, multi-hop +0.048); it matters for logs with
-named people and is inert for plain user/assistant chats.
+named people and is inert for plain user/assistant chats. Turns are also indexed
+with the absolute dates of their relative time expressions ("last Saturday" in a
+session of 8 May 2023 -> "6 May 2023", resolved at archive time by ``_dates``), and
+a question's own time expressions are resolved the same way (:func:`query_tokens`):
+LoCoMo dev temporal questions R@10 0.937 -> 0.946, our set's by-date questions 0.90
+-> 1.00 (overall R@10 0.792 -> 0.790 on LoCoMo, 0.878 -> 0.884 on ours).
 """
 
 from __future__ import annotations
@@ -53,7 +65,8 @@ from pydantic import ConfigDict, Field, field_validator
 
 from langmem_layers._checks import check_int, check_number
 from langmem_layers._steps import Core, arun, blocking, run
-from langmem_layers.episodic._index import UserIndex
+from langmem_layers.episodic._dates import date_words, resolve_dates
+from langmem_layers.episodic._index import UserIndex, _minmax, session_context
 from langmem_layers.episodic._lexical import asks_when, names_in
 from langmem_layers.episodic._overlap import PendingVector, access_flusher, resolve, start_embedding
 from langmem_layers.episodic.store import EpisodeStore, _require_user
@@ -73,6 +86,7 @@ _WEIGHTS = (
     "session_weight",
     "speaker_weight",
     "time_weight",
+    "chatter_weight",
     "relevance_weight",
     "recency_weight",
     "importance_weight",
@@ -91,53 +105,24 @@ def _ts(value: Any, name: str) -> float | None:
     )
 
 
-def _minmax(x: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    sel = x if mask is None else x[mask]
-    if sel.size == 0:
-        return np.zeros_like(x)
-    lo, hi = float(sel.min()), float(sel.max())
-    if hi - lo < 1e-9:
-        return np.zeros_like(x)
-    return (x - lo) / (hi - lo)
+def query_tokens(query: str, now: float) -> list[str]:
+    """The BM25 tokens of a query, plus the dates its time expressions name.
 
-
-def session_context(
-    relevance: np.ndarray, episode: np.ndarray, n_episodes: int, mask: np.ndarray | None = None
-) -> np.ndarray:
-    """Per record, the best relevance in its episode, min-max scaled over episodes.
-
-    Only records inside ``mask`` (when given) count; episodes without such a
-    record score 0, and so does every record when all episodes tie.
-
-    Args:
-        relevance: relevance of every record (1-d).
-        episode: episode number ``0..n_episodes-1`` of every record.
-        n_episodes: number of episodes.
-        mask: the candidate records, or ``None`` for all.
-
-    Returns:
-        A float32 array like ``relevance`` with values in ``[0, 1]``.
+    Turns are indexed with the absolute dates of their relative expressions
+    (``_dates``); a question's own expressions are resolved against ``now`` the
+    same way, so "What did I sign on April 12?" and "我4月12日签了什么" meet a turn
+    that said "last Friday" in a session of 17 April in the same words.
 
     Example:
-        >>> import numpy as np
-        >>> from langmem_layers.episodic.retriever import session_context
-        >>> rel = np.array([0.9, 0.1, 0.4, 0.2, 0.0], dtype=np.float32)
-        >>> [round(float(v), 2) for v in session_context(rel, np.array([0, 0, 1, 1, 2]), 3)]
-        [1.0, 1.0, 0.44, 0.44, 0.0]
+        >>> from datetime import datetime, UTC
+        >>> from langmem_layers.episodic.retriever import query_tokens
+        >>> now = datetime(2023, 5, 10, tzinfo=UTC).timestamp()
+        >>> query_tokens("What did we do last Saturday?", now)[-3:]
+        ['6', 'may', '2023']
 
     """
-    vals = relevance if mask is None else np.where(mask, relevance, -np.inf)
-    best = np.full(max(n_episodes, 1), -np.inf, dtype=np.float32)
-    np.maximum.at(best, episode, vals.astype(np.float32, copy=False))
-    seen = np.isfinite(best)
-    out = np.zeros(len(relevance), dtype=np.float32)
-    if not seen.any():
-        return out
-    lo, hi = float(best[seen].min()), float(best[seen].max())
-    if hi - lo < 1e-9:
-        return out
-    scaled = np.where(seen, (best - lo) / (hi - lo), 0.0).astype(np.float32)
-    return scaled[episode]
+    words = " ".join(date_words(s) for s in resolve_dates(query, now))
+    return tokenize(f"{query} {words}" if words else query)
 
 
 class EpisodicRetriever(BaseRetriever):
@@ -191,6 +176,7 @@ class EpisodicRetriever(BaseRetriever):
     session_weight: float = 0.3
     speaker_weight: float = 0.2
     time_weight: float = 0.2
+    chatter_weight: float = 0.5
     relevance_weight: float = 1.0
     recency_weight: float = 0.02
     importance_weight: float = 0.02
@@ -276,7 +262,8 @@ class EpisodicRetriever(BaseRetriever):
         mask = self._mask(idx, opts)
         if mask is not None and not mask.any():
             return []
-        lex = idx.bm25.scores(tokenize(query))
+        qtokens = query_tokens(query, now)
+        lex = idx.bm25.scores(qtokens)
         sel = lex if mask is None else lex[mask]
         top_lex = float(sel.max()) if sel.size else 0.0
         lex_n = lex / top_lex if top_lex > 0 else np.zeros_like(lex)
@@ -296,6 +283,8 @@ class EpisodicRetriever(BaseRetriever):
             named = names_in(query, idx.speakers)
             if named:
                 rel = rel + self.speaker_weight * np.isin(idx.speaker.view, named)
+        if self.chatter_weight:
+            rel = rel * (1.0 - self.chatter_weight * (1.0 - idx.substance.view))
         age_days = np.maximum(now - np.maximum(idx.accessed.view, idx.created.view), 0) / 86400
         recency = np.power(0.5, age_days / max(self.half_life_days, 1e-6))
         score = (
@@ -309,7 +298,9 @@ class EpisodicRetriever(BaseRetriever):
         dedup = bool(opts.get("dedup", self.dedup))
         pool = min(n, k * 4 if (use_mmr or dedup) else k)
         cand = np.argpartition(-score, pool - 1)[:pool] if pool < n else np.arange(n)
-        cand = cand[np.argsort(-score[cand], kind="stable")]
+        # ties broken by id: the same order however the index was built (cold or warm)
+        ranked = sorted(cand.tolist(), key=lambda p: (-float(score[p]), idx.ids[p]))
+        cand = np.asarray(ranked, dtype=np.int64)
         cand = cand[np.isfinite(score[cand])]
         chosen = self._select(idx, cand, score, k, use_mmr, dedup)
         docs = []

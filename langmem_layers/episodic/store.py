@@ -52,6 +52,7 @@ from langmem_layers.episodic._chroma import (
     require_user as _require_user,
 )
 from langmem_layers.episodic._chroma import turns_in as _turns
+from langmem_layers.episodic._dates import date_words, resolve_dates
 from langmem_layers.episodic._index import UserIndex
 from langmem_layers.episodic._mirror import Mirror
 from langmem_layers.episodic._offline import offline_summary
@@ -89,6 +90,11 @@ def embed_documents(embeddings: Embeddings, texts: list[str]) -> Call:
 def embed_query(embeddings: Embeddings, text: str) -> Call:
     """Step: ``embed_query`` / ``await aembed_query`` (a worker thread for local models)."""
     return twin(embeddings, "embed_query", text)
+
+
+def _dates_of(texts: list[str], session_time: float) -> list[str]:
+    """Per text, the absolute dates its time expressions name ("6 May 2023 | May 2023")."""
+    return [" | ".join(date_words(s) for s in resolve_dates(t, session_time)) for t in texts]
 
 
 class EpisodeStore:
@@ -265,6 +271,13 @@ class EpisodeStore:
                         "message_id": str(msg.id or ""),
                     }
                 )
+        # relative time expressions ("last Saturday", "上周二") as absolute dates, indexed with
+        # the turn (Duckling: CPU work, so a worker thread on the async path)
+        turn_at = [i for i, m in enumerate(metas) if m["kind"] == "turn"]
+        dates = yield blocking(_dates_of, [docs[i] for i in turn_at], ts)
+        for i, words in zip(turn_at, dates, strict=True):
+            if words:
+                metas[i]["dates"] = words
         vectors = yield embed_documents(self.embeddings, docs)
         # one step: the new generation of turns, the switch of the episode record to it,
         # the mirror update and the removal of every older generation (crash-safe: _mirror)
