@@ -43,6 +43,7 @@ from langmem_layers.episodic._chroma import chroma_call
 from langmem_layers.episodic._index import LEXICAL_VERSION, Derived, derive, turn_id
 
 __all__ = [
+    "PACK_PAGE",
     "PACK_TURNS",
     "PAGE",
     "TOMBSTONE_TTL_US",
@@ -64,6 +65,9 @@ __all__ = [
 PAGE = 5000
 #: Turns per pack record.
 PACK_TURNS = 64
+#: Episode and pack records per page of a cold load: a page of packs holds up to
+#: 64 turns each, so smaller pages bound the memory a load needs beyond the index.
+PACK_PAGE = 200
 #: How far before its last synchronised seq a reader looks for changes (60 s).
 WINDOW_US = 60_000_000
 #: Age after which tombstones may be pruned (7 days).
@@ -275,19 +279,21 @@ def merge_turn_access(meta: dict[str, Any], updates: dict[int, tuple[int, float]
     return json.dumps({str(k): [c, t] for k, (c, t) in sorted(access.items())})
 
 
-def fetch(collection: Any, where: dict[str, Any], include: list[str]) -> Iterator[dict[str, Any]]:
+def fetch(
+    collection: Any, where: dict[str, Any], include: list[str], page: int = PAGE
+) -> Iterator[dict[str, Any]]:
     """Pages of ``collection.get(where=...)``, one at a time (never all of them at once)."""
     offset = 0
     while True:
-        page = chroma_call(
+        got = chroma_call(
             "reading records",
             collection.get,
             where=where,
             include=include,
-            limit=PAGE,
+            limit=page,
             offset=offset,
         )
-        yield page
-        if len(page["ids"]) < PAGE:
+        yield got
+        if len(got["ids"]) < page:
             return
-        offset += PAGE
+        offset += page
