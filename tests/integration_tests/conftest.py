@@ -10,8 +10,15 @@ silently skips in CI proves nothing.
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -64,3 +71,76 @@ def postgres_schema(postgres_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(postgres_url, autocommit=True, connect_timeout=5) as conn:
             conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+# ---------------------------------------------------------------------- chroma run
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _chroma_executable() -> str:
+    exe = Path(sys.executable).with_name("chroma")
+    if exe.exists():
+        return str(exe)
+    found = shutil.which("chroma")
+    if found is None:
+        _unavailable("the `chroma` command is not installed (it comes with chromadb)")
+    return found
+
+
+def _tail(log: Path | None) -> str:
+    if log is None or not log.exists():
+        return ""
+    return "\n" + log.read_text(errors="replace")[-3000:]
+
+
+@contextmanager
+def running_chroma(path: Path, log: Path | None = None) -> Iterator[tuple[str, int]]:
+    """``chroma run --path path`` on a free loopback port until the block ends: (host, port)."""
+    port = free_port()
+    command = [_chroma_executable(), "run", "--path", str(path), "--host", "127.0.0.1"]
+    with log.open("wb") if log is not None else open(os.devnull, "wb") as out:
+        proc = subprocess.Popen(
+            [*command, "--port", str(port)],
+            cwd=path,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"chroma run exited with code {proc.returncode}{_tail(log)}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"chroma run did not listen within 60 s{_tail(log)}")
+                time.sleep(0.2)  # waiting for a server to start, not synchronising a test
+        yield "127.0.0.1", port
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def start_chroma() -> Callable[..., AbstractContextManager[tuple[str, int]]]:
+    """:func:`running_chroma`, for tests that need a server of their own."""
+    return running_chroma
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """``chroma run`` on a free loopback port for the test module: (host, port)."""
+    with running_chroma(tmp_path_factory.mktemp("chroma-server")) as address:
+        yield address

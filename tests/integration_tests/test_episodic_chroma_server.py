@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,63 +19,6 @@ from langmem_layers.errors import ConfigurationError
 from langmem_layers.testing import DeterministicEmbeddings
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _chroma_executable() -> str:
-    exe = Path(sys.executable).with_name("chroma")
-    if exe.exists():
-        return str(exe)
-    found = shutil.which("chroma")
-    if found is None:
-        pytest.skip("the `chroma` command is not installed")
-    return found
-
-
-@pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    path = tmp_path_factory.mktemp("chroma-server")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            _chroma_executable(),
-            "run",
-            "--path",
-            str(path),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=str(path),
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"chroma run exited with code {proc.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("chroma run did not start listening within 60 s")
-        yield "127.0.0.1", port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture

@@ -241,35 +241,11 @@ async def test_two_sessions_on_langgraph_dev(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def chroma_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
+def chroma_server(tmp_path: Path, start_chroma: Any) -> Iterator[tuple[str, int]]:
     path = tmp_path / "chroma-server"
     path.mkdir()
-    port = _free_port()
-    log = tmp_path / "chroma.log"
-    with log.open("wb") as out:
-        command = [_executable("chroma"), "run", "--path", str(path), "--host", "127.0.0.1"]
-        proc = subprocess.Popen(
-            [*command, "--port", str(port)],
-            cwd=path,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"chroma run exited with code {proc.returncode}:\n{_tail(log)}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"chroma run did not listen within 60 s:\n{_tail(log)}")
-                time.sleep(0.2)
-        yield "127.0.0.1", port
-    finally:
-        _stop(proc)
+    with start_chroma(path, tmp_path / "chroma.log") as address:
+        yield address
 
 
 async def test_episodes_on_a_chroma_server(tmp_path: Path, chroma_server: tuple[str, int]) -> None:

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import queue
-import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -44,22 +42,6 @@ START_TIMEOUT = 120.0
 DAY = 86400.0
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _chroma_executable() -> str:
-    exe = Path(sys.executable).with_name("chroma")
-    if exe.exists():
-        return str(exe)
-    found = shutil.which("chroma")
-    if found is None:
-        pytest.skip("the `chroma` command is not installed")
-    return found
-
-
 def _stop(proc: subprocess.Popen[Any]) -> None:
     if proc.poll() is None:
         proc.terminate()
@@ -68,35 +50,6 @@ def _stop(proc: subprocess.Popen[Any]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-
-
-@pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    """``chroma run`` on a free loopback port, stopped after the module."""
-    path = tmp_path_factory.mktemp("chroma-coherence")
-    port = _free_port()
-    cmd = [_chroma_executable(), "run", "--path", str(path), "--host", "127.0.0.1"]
-    proc = subprocess.Popen(
-        [*cmd, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=str(path),
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"chroma run exited with code {proc.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("chroma run did not start listening within 60 s")
-                time.sleep(0.2)  # waiting for a server to start, not synchronising the test
-        yield "127.0.0.1", port
-    finally:
-        _stop(proc)
 
 
 class WorkerError(AssertionError):
