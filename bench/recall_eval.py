@@ -217,17 +217,18 @@ def run(
     embeddings: Embeddings | None = None,
 ) -> dict[str, Any]:
     """Every corpus archived into one store (default: packaged embeddings) and evaluated."""
-    store = EpisodeStore(embeddings=embeddings, storage=Storage(storage_dir))
     result: dict[str, Any] = {"k": list(ks)}
-    for corpus in corpora:
-        t0 = time.perf_counter()
-        result[corpus.name] = _evaluate(store, corpus, ks)
-        result[corpus.name]["seconds"] = round(time.perf_counter() - t0, 1)
-        print(
-            f"{corpus.name}: {len(corpus.cases)} questions, {corpus.n_turns} turns, "
-            f"{result[corpus.name]['seconds']:.0f} s",
-            flush=True,
-        )
+    # closed before the folder goes: buffered access counts are written, none in flight
+    with EpisodeStore(embeddings=embeddings, storage=Storage(storage_dir)) as store:
+        for corpus in corpora:
+            t0 = time.perf_counter()
+            result[corpus.name] = _evaluate(store, corpus, ks)
+            result[corpus.name]["seconds"] = round(time.perf_counter() - t0, 1)
+            print(
+                f"{corpus.name}: {len(corpus.cases)} questions, {corpus.n_turns} turns, "
+                f"{result[corpus.name]['seconds']:.0f} s",
+                flush=True,
+            )
     return result
 
 

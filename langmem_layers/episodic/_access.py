@@ -46,6 +46,8 @@ class AccessBuffer:
     collection: Any
     _lock: threading.Lock
     _pending: dict[str, dict[str, tuple[float, int]]]
+    _inflight: int
+    _written: threading.Condition
     _last_flush: float
     _user_lock: Callable[[str], threading.RLock]
     _cached: Callable[[str], _Entry | None]
@@ -102,7 +104,12 @@ class AccessBuffer:
         with self._lock:
             self._last_flush = time.monotonic()
             users = list(self._pending)
-        return sum(self._flush_user(uid) for uid in users)
+        written = sum(self._flush_user(uid) for uid in users)
+        # another thread (the background writer) may still be writing what it took: wait
+        # for it, so that whatever follows a flush (closing, a direct read) sees it all
+        with self._written:
+            self._written.wait_for(lambda: self._inflight == 0, timeout=60)
+        return written
 
     def _flush_user(self, uid: str) -> int:
         """Write one user's buffered access updates to the records and their episodes.
@@ -114,45 +121,62 @@ class AccessBuffer:
         with self._user_lock(uid):
             with self._lock:
                 pending = self._pending.pop(uid, None)
-            if not pending:
-                return 0
-            episodes = {r.partition(":")[0] for r in pending}
-            got = chroma_call(
-                "checking ids",
-                self.collection.get,
-                ids=list(dict.fromkeys([*pending, *episodes])),
-                include=["metadatas"],
-            )
-            stored = {
-                r: dict(m or {}) for r, m in zip(got["ids"], got["metadatas"] or [], strict=False)
-            }
-            ids = [r for r in pending if r in stored]
-            if not ids:
-                return 0
-            entry = self._cached(uid)
-            seq = next_seq(entry.version.seq if entry and entry.version else 0)
-            per_episode: dict[str, dict[int, tuple[int, float]]] = {}
-            for r in ids:
-                ep, _, tail = r.partition(":")
-                index = tail.rpartition(":")[2]
-                if index.startswith("t") and index[1:].isdigit():
-                    when, count = pending[r]
-                    per_episode.setdefault(ep, {})[int(index[1:])] = (count, when)
-            metas: dict[str, dict[str, Any]] = {
-                r: {"last_accessed": pending[r][0], "access_count": pending[r][1]} for r in ids
-            }
-            for ep, updates in per_episode.items():
-                if ep in stored:
-                    metas.setdefault(ep, {})["turn_access"] = merge_turn_access(stored[ep], updates)
-            for r in metas:
-                if stored.get(r, {}).get("kind") == "episode":
-                    metas[r]["seq"] = seq
-            chroma_call(
-                "updating access counts",
-                self.collection.update,
-                ids=list(metas),
-                metadatas=list(metas.values()),
-            )
-            dim = entry.index.dim if entry is not None else self._dimension()
-            self._bump(uid, entry, seq, dim)
-            return len(ids)
+                if not pending:
+                    return 0
+                self._inflight += 1
+            try:
+                return self._write_access(uid, pending)
+            except BaseException:
+                with self._lock:  # not written: keep them for the next flush
+                    mine = self._pending.setdefault(uid, {})
+                    for rid, (when, count) in pending.items():
+                        old = mine.get(rid, (when, count))
+                        mine[rid] = (max(old[0], when), max(old[1], count))
+                raise
+            finally:
+                with self._written:
+                    self._inflight -= 1
+                    self._written.notify_all()
+
+    def _write_access(self, uid: str, pending: dict[str, tuple[float, int]]) -> int:
+        """Blocking part of :meth:`_flush_user`; the caller holds the user's lock."""
+        episodes = {r.partition(":")[0] for r in pending}
+        got = chroma_call(
+            "checking ids",
+            self.collection.get,
+            ids=list(dict.fromkeys([*pending, *episodes])),
+            include=["metadatas"],
+        )
+        stored = {
+            r: dict(m or {}) for r, m in zip(got["ids"], got["metadatas"] or [], strict=False)
+        }
+        ids = [r for r in pending if r in stored]
+        if not ids:
+            return 0
+        entry = self._cached(uid)
+        seq = next_seq(entry.version.seq if entry and entry.version else 0)
+        per_episode: dict[str, dict[int, tuple[int, float]]] = {}
+        for r in ids:
+            ep, _, tail = r.partition(":")
+            index = tail.rpartition(":")[2]
+            if index.startswith("t") and index[1:].isdigit():
+                when, count = pending[r]
+                per_episode.setdefault(ep, {})[int(index[1:])] = (count, when)
+        metas: dict[str, dict[str, Any]] = {
+            r: {"last_accessed": pending[r][0], "access_count": pending[r][1]} for r in ids
+        }
+        for ep, updates in per_episode.items():
+            if ep in stored:
+                metas.setdefault(ep, {})["turn_access"] = merge_turn_access(stored[ep], updates)
+        for r in metas:
+            if stored.get(r, {}).get("kind") == "episode":
+                metas[r]["seq"] = seq
+        chroma_call(
+            "updating access counts",
+            self.collection.update,
+            ids=list(metas),
+            metadatas=list(metas.values()),
+        )
+        dim = entry.index.dim if entry is not None else self._dimension()
+        self._bump(uid, entry, seq, dim)
+        return len(ids)

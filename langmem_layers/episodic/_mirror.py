@@ -117,6 +117,8 @@ class Mirror(AccessBuffer):
         self._bytes = 0
         self._stats = CacheStats(max_bytes=max_bytes)
         self._pending: dict[str, dict[str, tuple[float, int]]] = {}
+        self._inflight = 0  # access writes under way (AccessBuffer)
+        self._written = threading.Condition(self._lock)
         self._last_flush = time.monotonic()
 
     # ------------------------------------------------------------------ cache
