@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from langmem_layers.episodic._index import UserIndex, generation
-from langmem_layers.episodic._sync import PACK_PAGE, decode_pack, fetch
+from langmem_layers.episodic._sync import PACK_PAGE, decode_pack, fetch, fetch_by_ids
 
 __all__ = ["EpisodeRecord", "add_episode", "load_user"]
 
@@ -73,7 +73,8 @@ def load_user(collection: Any, uid: str, dimension: Callable[[], int]) -> tuple[
     packs: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
     read = 0
     where = {"$and": [{"user_id": uid}, {"kind": {"$in": ["episode", "pack"]}}]}
-    for page in fetch(collection, where, ["documents", "metadatas", "embeddings"], PACK_PAGE):
+    include = ["documents", "metadatas", "embeddings"]
+    for page in fetch_by_ids(collection, where, include, PACK_PAGE):
         touched: set[str] = set()
         for rid, doc, meta, vec in _rows(page):
             read += 1

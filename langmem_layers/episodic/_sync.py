@@ -52,6 +52,7 @@ __all__ = [
     "decode_pack",
     "encode_packs",
     "fetch",
+    "fetch_by_ids",
     "next_seq",
     "pack_id",
     "read_version",
@@ -297,3 +298,19 @@ def fetch(
         if len(got["ids"]) < page:
             return
         offset += page
+
+
+def fetch_by_ids(
+    collection: Any, where: dict[str, Any], include: list[str], page: int
+) -> Iterator[dict[str, Any]]:
+    """Pages of ``page`` records matching ``where``: their ids first, then gets by id.
+
+    Reading a big user with offsets costs the server more the deeper the page; the
+    ids alone are cheap, and a get by ids costs what it returns. So a cold load keeps
+    small pages (bounded memory) without deep offsets.
+    """
+    ids: list[str] = []
+    for got in fetch(collection, where, []):
+        ids += got["ids"]
+    for i in range(0, len(ids), page):
+        yield chroma_call("reading records", collection.get, ids=ids[i : i + page], include=include)
