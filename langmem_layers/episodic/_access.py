@@ -11,6 +11,7 @@ count and the later time win.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from langmem_layers.episodic._chroma import chroma_call
 from langmem_layers.episodic._index import UserIndex, generation, turn_id
-from langmem_layers.episodic._sync import merge_turn_access, next_seq
+from langmem_layers.episodic._sync import merge_turn_access, next_seq, read_version
 
 if TYPE_CHECKING:
     from langmem_layers.episodic._mirror import _Entry
 
 __all__ = ["AccessBuffer"]
+
+log = logging.getLogger("langmem_layers.episodic")
 
 
 def _current_turn(idx: UserIndex, rid: str) -> int | None:
@@ -47,6 +50,8 @@ class AccessBuffer:
     _lock: threading.Lock
     _pending: dict[str, dict[str, tuple[float, int]]]
     _inflight: int
+    _pending_of: dict[str, str | None]
+    _version_row: Callable[..., tuple[str, dict[str, Any], list[float]]]
     _written: threading.Condition
     _last_flush: float
     _user_lock: Callable[[str], threading.RLock]
@@ -68,8 +73,8 @@ class AccessBuffer:
         ``fresh``: the caller just read the index, use it without a version check.
         """
         with self._user_lock(uid):
-            entry = self._cached(uid) if fresh else None
-            idx = (entry or self._fresh(uid)).index
+            entry = (self._cached(uid) if fresh else None) or self._fresh(uid)
+            idx = entry.index
             wanted = set()
             for rid in ids:
                 p = idx.pos.get(rid)
@@ -89,6 +94,8 @@ class AccessBuffer:
                 pending = self._pending.setdefault(uid, {})
                 for p in positions:
                     pending[idx.ids[p]] = (now, int(idx.metadatas[p]["access_count"]))
+                # the incarnation they belong to: never written onto a later one
+                self._pending_of[uid] = entry.version.incarnation if entry.version else None
 
     def flush_due(self, every: int, seconds: float) -> bool:
         """Whether buffered access updates should be written now."""
@@ -121,13 +128,15 @@ class AccessBuffer:
         with self._user_lock(uid):
             with self._lock:
                 pending = self._pending.pop(uid, None)
+                incarnation = self._pending_of.pop(uid, None)
                 if not pending:
                     return 0
                 self._inflight += 1
             try:
-                return self._write_access(uid, pending)
+                return self._write_access(uid, pending, incarnation)
             except BaseException:
                 with self._lock:  # not written: keep them for the next flush
+                    self._pending_of.setdefault(uid, incarnation)
                     mine = self._pending.setdefault(uid, {})
                     for rid, (when, count) in pending.items():
                         old = mine.get(rid, (when, count))
@@ -138,8 +147,18 @@ class AccessBuffer:
                     self._inflight -= 1
                     self._written.notify_all()
 
-    def _write_access(self, uid: str, pending: dict[str, tuple[float, int]]) -> int:
-        """Blocking part of :meth:`_flush_user`; the caller holds the user's lock."""
+    def _write_access(
+        self, uid: str, pending: dict[str, tuple[float, int]], incarnation: str | None
+    ) -> int:
+        """Blocking part of :meth:`_flush_user`; the caller holds the user's lock.
+
+        Updates taken in another incarnation of the user (forgotten since, perhaps
+        archived again) are dropped: they would write onto the new records.
+        """
+        current = read_version(self.collection, uid)
+        if (current.incarnation if current is not None else None) != incarnation:
+            log.info("dropped %d access updates of a forgotten user", len(pending))
+            return 0
         episodes = {r.partition(":")[0] for r in pending}
         got = chroma_call(
             "checking ids",
@@ -154,7 +173,7 @@ class AccessBuffer:
         if not ids:
             return 0
         entry = self._cached(uid)
-        seq = next_seq(entry.version.seq if entry and entry.version else 0)
+        seq = next_seq(current.seq if current is not None else 0)
         per_episode: dict[str, dict[int, tuple[int, float]]] = {}
         for r in ids:
             ep, _, tail = r.partition(":")
@@ -178,5 +197,13 @@ class AccessBuffer:
             metadatas=list(metas.values()),
         )
         dim = entry.index.dim if entry is not None else self._dimension()
-        self._bump(uid, entry, seq, dim)
+        vid, meta, vec = self._version_row(uid, current, seq, dim)
+        chroma_call(
+            "writing a version record",
+            self.collection.upsert,
+            ids=[vid],
+            metadatas=[meta],
+            embeddings=[vec],
+            documents=[""],
+        )
         return len(ids)

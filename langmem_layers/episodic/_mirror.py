@@ -58,6 +58,7 @@ from langmem_layers.episodic._sync import (
     next_seq,
     read_version,
     tombstone_record,
+    version_id,
     version_record,
 )
 from langmem_layers.episodic.types import CacheStats
@@ -118,6 +119,7 @@ class Mirror(AccessBuffer):
         self._stats = CacheStats(max_bytes=max_bytes)
         self._pending: dict[str, dict[str, tuple[float, int]]] = {}
         self._inflight = 0  # access writes under way (AccessBuffer)
+        self._pending_of: dict[str, str | None] = {}  # the incarnation pending updates are of
         self._written = threading.Condition(self._lock)
         self._last_flush = time.monotonic()
 
@@ -203,7 +205,9 @@ class Mirror(AccessBuffer):
                 self._store(uid, entry)
                 self._count(refreshes=1, fetched=fetched)
                 return entry
-        self._flush_user(uid)  # buffered access counts reach Chroma before it is read
+        # buffered access counts reach Chroma before it is read (they are dropped if they
+        # belong to another incarnation of the user: see AccessBuffer._write_access)
+        self._flush_user(uid)
         index, _ = load_user(self.collection, uid, self._dimension)
         entry = _Entry(index, version)
         self._store(uid, entry)
@@ -214,9 +218,12 @@ class Mirror(AccessBuffer):
         """Write the user's new version after a change (the entry keeps the old one).
 
         The entry keeps the version it was synchronised to, so the next read
-        fetches what changed since, this write and any concurrent one alike.
+        fetches what changed since, this write and any concurrent one alike. The
+        caller has just read that version (``_fresh``): its incarnation and
+        horizon carry over.
         """
-        vid, meta, vec = self._version_row(uid, entry, seq, dim, horizon)
+        base = entry.version if entry is not None else None
+        vid, meta, vec = self._version_row(uid, base, seq, dim, horizon)
         chroma_call(
             "writing a version record",
             self.collection.upsert,
@@ -228,11 +235,11 @@ class Mirror(AccessBuffer):
 
     @staticmethod
     def _version_row(
-        uid: str, entry: _Entry | None, seq: int, dim: int, horizon: int = 0
+        uid: str, base: Version | None, seq: int, dim: int, horizon: int = 0
     ) -> tuple[str, dict[str, Any], list[float]]:
-        held = entry.version if entry is not None else None
-        incarnation = held.incarnation if held is not None else None
-        horizon = max(horizon, held.horizon if held is not None else 0)
+        """The version record after a change to the stored version ``base``."""
+        incarnation = base.incarnation if base is not None else None
+        horizon = max(horizon, base.horizon if base is not None else 0)
         return version_record(uid, seq, incarnation, horizon, dim)
 
     def _episode_ids(self, uid: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
@@ -285,10 +292,10 @@ class Mirror(AccessBuffer):
             stored = self._episode_ids(uid, [episode_id])
             p = idx.pos.get(episode_id)
             held = generation(idx.metadatas[p]) if p is not None else 0
-            gen = max([held, *(_generation_in(r) for r, _ in stored)]) + 1
-            if p is not None or any(r == episode_id for r, _ in stored):
-                gen = max(gen, 2)
             seq = next_seq(entry.version.seq if entry.version else 0)
+            # a generation no write of this session ever used: its seq (unique per write,
+            # also across processes and after a delete), above anything a crash left
+            gen = max([seq, held + 1, *(_generation_in(r) + 1 for r, _ in stored)])
             ids, metas = list(ids), [dict(m) for m in metas]
             for i, m in enumerate(metas):
                 m["generation"], m["seq"] = gen, seq
@@ -311,7 +318,7 @@ class Mirror(AccessBuffer):
                     np.concatenate([matrix[turns], pack_vecs]),
                 )
                 # the switch and the user's new version, in one write
-                vid, vmeta, vvec = self._version_row(uid, entry, seq, matrix.shape[1])
+                vid, vmeta, vvec = self._version_row(uid, entry.version, seq, matrix.shape[1])
                 self._upsert(
                     [ids[i] for i in heads] + [vid],
                     [docs[i] for i in heads] + [""],
@@ -356,15 +363,17 @@ class Mirror(AccessBuffer):
             found = {r for r, kind in stored if kind == "episode"}
             eps = [r for r in dict.fromkeys(episode_ids) if r in found]
             turns = [r for r, kind in stored if kind == "turn"]
-            if not stored:
+            if not episode_ids:
                 return [], []
             seq = next_seq(entry.version.seq if entry.version else 0)
             try:
+                # the tombstone and the version first: a process killed before the records
+                # are gone leaves readers that already hide them, and a retry finishes
+                horizon = self._tombstone(uid, seq, list(episode_ids), idx.dim)
+                self._bump(uid, entry, seq, idx.dim, horizon)
                 ids = [r for r, _ in stored]
                 for i in range(0, len(ids), PAGE):
                     chroma_call("delete", self.collection.delete, ids=ids[i : i + PAGE])
-                horizon = self._tombstone(uid, seq, list(episode_ids), idx.dim)
-                self._bump(uid, entry, seq, idx.dim, horizon)
             except BaseException:
                 self._drop(uid)
                 raise
@@ -408,9 +417,14 @@ class Mirror(AccessBuffer):
                 metas += [dict(m or {}) for m in page.get("metadatas") or []]
             with self._lock:
                 self._pending.pop(uid, None)
+                self._pending_of.pop(uid, None)
+            # the version record last: a reader that still finds it reloads after the
+            # forget; one that no longer finds it finds nothing else either
+            vid = version_id(uid)
+            order = [r for r in ids if r != vid] + [r for r in ids if r == vid]
             try:
-                for i in range(0, len(ids), PAGE):
-                    chroma_call("delete", self.collection.delete, ids=ids[i : i + PAGE])
+                for i in range(0, len(order), PAGE):
+                    chroma_call("delete", self.collection.delete, ids=order[i : i + PAGE])
             finally:
                 self._drop(uid)
         return ids, metas

@@ -3,10 +3,11 @@
 One Chroma collection holds two kinds of records, told apart by the metadata
 key ``kind``: ``"episode"`` (summary, key facts, outcomes, topic, tags,
 importance, message count) and ``"turn"`` (one message of the session, linked
-by ``episode_id``). Ids are deterministic (``episode_id_for(user, session)``
-and ``<episode id>:t<index>``, ``<episode id>:g<generation>:t<index>`` once a
-session is archived again), so archiving a session twice replaces instead of
-duplicating. A re-archive writes the turns under a new generation before it
+by ``episode_id``). The episode id is deterministic (``episode_id_for(user,
+session)``), so archiving a session twice replaces instead of duplicating; turn
+ids are ``<episode id>:g<generation>:t<index>``, the generation unique to each
+archive (its ``seq``; records of earlier versions keep ``<episode id>:t<index>``).
+Every archive writes the turns under a new generation before it
 switches the episode record and deletes the old ones, and readers keep only the
 current generation: a crash at any point never shows a mix of two versions.
 

@@ -205,3 +205,59 @@ def test_many_replacements_compact_the_index_and_keep_results(chroma_client: Any
     n_dead, size = store._mirror.read("ada", dead)
     assert size < 40 * 7 and n_dead < size  # compacted along the way
     assert "user: note 2: the code word is r39x2" in _recalled(store, "ada", "r39x2")[:2]
+
+
+def _all_texts(store: EpisodeStore, user: str) -> list[str]:
+    return sorted(_texts(store, user))
+
+
+def test_a_session_deleted_then_archived_again_reaches_the_other_store(
+    pair: tuple[EpisodeStore, EpisodeStore],
+) -> None:
+    a, b = pair
+    ep = a.archive("ada", "s1", _session("old"))
+    assert any("old0" in t for t in _texts(b, "ada"))
+    a.delete_episodes("ada", [ep.id])
+    a.archive("ada", "s1", _session("new"))  # the same session id: the same episode id
+    assert _all_texts(b, "ada") == _all_texts(a, "ada")
+    assert any("new0" in t for t in _texts(b, "ada")) and not any(
+        "old" in t for t in _texts(b, "ada")
+    )
+
+
+def test_buffered_accesses_never_outlive_a_forget(chroma_client: Any) -> None:
+    a, b, d = _store(chroma_client), _store(chroma_client), _store(chroma_client)
+    first = a.archive("ada", "s1", _session("old"))
+    a.archive("ada", "s2", _session("secret"))
+    _texts(b, "ada"), _texts(d, "ada")
+    b.touch("ada", [first.id])  # buffered in b, taken in the old incarnation
+    a.delete_user("ada")
+    a.archive("ada", "s1", _session("new"))
+    _texts(b, "ada")  # b's reload would have written its buffer onto the new records
+    expected = _all_texts(_store(chroma_client), "ada")
+    assert not any("secret" in t or "old" in t for t in expected)
+    assert _all_texts(d, "ada") == expected
+    assert a.get_episode("ada", first.id).access_count == 0  # type: ignore[union-attr]
+
+
+def test_a_reader_during_a_forget_ends_with_nothing(
+    pair: tuple[EpisodeStore, EpisodeStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, d = pair
+    for s in range(3):
+        a.archive("ada", f"s{s}", _session(f"m{s}"))
+    monkeypatch.setattr(mirror_module, "PAGE", 4)  # a user bigger than one delete page
+    coll = a.collection
+    real_delete = type(coll).delete
+    seen: list[int] = []
+
+    def delete(self: Any, **kw: Any) -> Any:
+        out = real_delete(self, **kw)
+        seen.append(len(_texts(d, "ada")))  # another process reads between the pages
+        return out
+
+    monkeypatch.setattr(type(coll), "delete", delete)
+    a.delete_user("ada")
+    monkeypatch.undo()
+    assert len(seen) > 1
+    assert _texts(d, "ada") == set() and d.count("ada") == 0

@@ -41,7 +41,8 @@ def test_archive_writes_episode_and_linked_turns(store: EpisodeStore) -> None:
     assert got.created_at == 1000.0
     assert got.session_id == "thread-1"
     turns = store.get_turns("ada", ep.id)
-    assert [t[0] for t in turns] == [f"{ep.id}:t{i:04d}" for i in range(4)]
+    # ids: <episode id>:g<generation>:t<turn index>, the generation unique per archive
+    assert [t[0].split(":")[::2] for t in turns] == [[ep.id, f"t{i:04d}"] for i in range(4)]
     assert turns[0][1] == "user: question 0 about postgres tuning"
     assert turns[1][1].startswith("assistant: ")
     # turn metadata in Chroma links back to the episode
@@ -127,7 +128,7 @@ def test_default_client_uses_storage_folder(tmp_path: Any) -> None:
 
 def test_access_updates_are_buffered_then_flushed(store: EpisodeStore) -> None:
     ep = store.archive("ada", "t1", _session(4), created_at=1000.0)
-    tid = f"{ep.id}:t0000"
+    tid = store.get_turns("ada", ep.id)[0][0]
     store.touch("ada", [tid], now=5000.0)
     # visible in memory at once
     assert store.get_episode("ada", ep.id).last_accessed == 5000.0  # type: ignore[union-attr]
