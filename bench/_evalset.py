@@ -4,9 +4,10 @@ The chats and questions are hand-written (``bench/_evalset_en.py``,
 ``_evalset_en_more.py``, ``_evalset_zh.py``, ``_evalset_mixed.py``); :func:`generate`
 assembles them with hand-written chatter (``bench/_evalset_noise.py``: greetings,
 acknowledgements, filler, tool-call noise)
-using a fixed seed, and the result is committed as JSON in ``tests/data/recall_eval/``
-(:data:`DATA_FILE`). Regenerate it with ``python -m bench recall-eval --write-data``;
-the bytes are identical every time (a unit test checks it).
+using a fixed seed, in memory (:func:`build_evalset`): nothing generated is committed.
+``python -m bench recall-eval --write-data PATH`` writes it as JSON to look at or to
+edit (``--evalset PATH`` reads such a file); the bytes are identical every time (a unit
+test checks it).
 
 Conventions (also written into the JSON's ``about`` field):
 
@@ -39,16 +40,16 @@ from pathlib import Path
 from typing import Any
 
 from bench import _evalset_en, _evalset_en_more, _evalset_mixed, _evalset_noise, _evalset_zh
-from bench._paths import REPO_ROOT
 
 __all__ = [
     "CATEGORIES",
-    "DATA_FILE",
     "EvalQuestion",
     "EvalSession",
     "EvalSet",
     "EvalTurn",
     "EvalUser",
+    "build_evalset",
+    "evalset_from",
     "generate",
     "language_of",
     "load_evalset",
@@ -56,7 +57,6 @@ __all__ = [
     "resolve_when",
 ]
 
-DATA_FILE = REPO_ROOT / "tests" / "data" / "recall_eval" / "chats.json"
 SEED = 20240514
 CATEGORIES = ("single-fact", "temporal", "by-date", "update", "cross-lingual", "multi-hop")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -187,13 +187,23 @@ class EvalSet:
         return None
 
 
-def load_evalset(path: Path = DATA_FILE) -> EvalSet:
-    """Read the committed JSON (or any file in the same format)."""
+def build_evalset() -> EvalSet:
+    """The set, generated in memory from the hand-written material."""
+    return evalset_from(generate())
+
+
+def load_evalset(path: Path) -> EvalSet:
+    """Read a set written by ``--write-data`` (or any file in the same format)."""
     if not path.is_file():
         raise FileNotFoundError(
-            f"no evaluation set at {path}; run `python -m bench recall-eval --write-data`"
+            f"no evaluation set at {path}; write one with "
+            "`python -m bench recall-eval --write-data PATH`, or leave out --evalset"
         )
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    return evalset_from(json.loads(path.read_text(encoding="utf-8")))
+
+
+def evalset_from(raw: dict[str, Any]) -> EvalSet:
+    """An :class:`EvalSet` from the JSON-ready dict :func:`generate` gives."""
     users = [
         EvalUser(
             u["id"],
@@ -337,5 +347,5 @@ def generate() -> dict[str, Any]:
 
 
 def render(data: dict[str, Any]) -> bytes:
-    """The JSON bytes committed in :data:`DATA_FILE` (sorted keys, UTF-8, one trailing newline)."""
+    """The JSON bytes of the set (sorted keys, UTF-8, one trailing newline)."""
     return (json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")

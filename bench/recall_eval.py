@@ -10,7 +10,7 @@ asked with ``EpisodicRetriever(store=..., user_id=..., kinds=("turn",), k=max k)
 R@k = |evidence ∩ top-k| / |evidence| averaged over questions (:func:`bench._metrics.recall_at_k`,
 as in ``bench locomo``), reported overall, per category and per question language.
 
-* **ours**: ``tests/data/recall_eval/chats.json`` (:mod:`bench._evalset`): hand-written
+* **ours**: generated in memory by :mod:`bench._evalset` from hand-written
   multi-session ``user``/``assistant`` chats in Chinese and English with chatter (greetings,
   acknowledgements, filler, tool-call noise) between the facts; every message archived as
   ``HumanMessage``/``AIMessage``/``ToolMessage(name=tool)`` with ``id`` = its turn id.
@@ -20,7 +20,8 @@ as in ``bench locomo``), reported overall, per category and per question languag
   figures match that benchmark's. Its categories are shown under our names:
   1 multi-hop, 2 temporal, 3 open-domain, 4 single-fact.
 
-``--write-data`` regenerates the committed JSON from the hand-written material and exits.
+``--write-data PATH`` writes our set (generated in memory from the hand-written material)
+as JSON and exits; ``--evalset PATH`` evaluates such a file instead.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from bench._evalset import DATA_FILE, EvalSet, generate, load_evalset, render
+from bench._evalset import EvalSet, build_evalset, generate, load_evalset, render
 from bench._locomo_data import load_conversations
 from bench._metrics import mean, percentile, recall_at_k
 from bench._paths import LOCOMO_DEV
@@ -295,7 +296,9 @@ def _parse_ks(text: str) -> list[int]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench recall-eval")
     parser.add_argument("--data-dir", type=Path, default=LOCOMO_DEV, help="LoCoMo split folder")
-    parser.add_argument("--evalset", type=Path, default=DATA_FILE, help="our set (JSON)")
+    parser.add_argument(
+        "--evalset", type=Path, default=None, help="our set as JSON (default: generated)"
+    )
     parser.add_argument("--k", type=_parse_ks, default=[5, 10, 20], help="e.g. 5,10,20")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--only", choices=SETS, default=None, help="run one set only")
@@ -305,9 +308,7 @@ def _parser() -> argparse.ArgumentParser:
         help="smoke test with DeterministicEmbeddings instead of the packaged model",
     )
     parser.add_argument(
-        "--write-data",
-        action="store_true",
-        help=f"regenerate {DATA_FILE.relative_to(DATA_FILE.parents[3])} and exit",
+        "--write-data", type=Path, default=None, help="write our set as JSON here and exit"
     )
     add_threads_option(parser)
     return parser
@@ -315,16 +316,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    if args.write_data:
-        DATA_FILE.parent.mkdir(parents=True, exist_ok=True)
-        DATA_FILE.write_bytes(render(generate()))
-        print(f"wrote {DATA_FILE}")
+    if args.write_data is not None:
+        args.write_data.write_bytes(render(generate()))
+        print(f"wrote {args.write_data}")
         return 0
     apply_threads(args)
     ks = sorted({*args.k, 10})
     corpora: list[Corpus] = []
     if args.only in (None, "ours"):
-        corpora.append(corpus_from_evalset(load_evalset(args.evalset)))
+        ours = build_evalset() if args.evalset is None else load_evalset(args.evalset)
+        corpora.append(corpus_from_evalset(ours))
     if args.only in (None, "locomo"):
         if not args.data_dir.is_dir():
             print(f"error: no LoCoMo folder {args.data_dir}; pass --data-dir DIR", file=sys.stderr)

@@ -13,8 +13,8 @@ from bench import BENCHMARKS
 from bench import recall_eval as bench
 from bench._evalset import (
     CATEGORIES,
-    DATA_FILE,
     EvalSet,
+    build_evalset,
     generate,
     language_of,
     load_evalset,
@@ -26,12 +26,16 @@ from langmem_layers.testing import DeterministicEmbeddings
 
 @pytest.fixture(scope="module")
 def evalset() -> EvalSet:
-    return load_evalset()
+    return build_evalset()
 
 
-def test_the_committed_file_is_what_the_generator_writes() -> None:
-    assert DATA_FILE.read_bytes() == render(generate())
-    assert render(generate()) == render(generate())
+def test_generation_is_deterministic_and_its_json_reads_back(tmp_path: Path) -> None:
+    first = render(generate())
+    assert first == render(generate())
+    path = tmp_path / "chats.json"
+    assert bench.main(["--write-data", str(path)]) == 0
+    assert path.read_bytes() == first
+    assert load_evalset(path) == build_evalset()
 
 
 def test_size_languages_and_categories(evalset: EvalSet) -> None:
@@ -150,7 +154,7 @@ def test_main_writes_json_and_is_registered(
     code = bench.main(["--only", "locomo", "--data-dir", str(tmp_path / "missing")])
     assert code == 2
     tiny = tmp_path / "tiny.json"
-    full = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    full = generate()
     user = full["users"][0]
     full["users"] = [user]
     full["questions"] = [q for q in full["questions"] if q["user"] == user["id"]]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,10 +14,10 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from bench._evalset import generate
 from langmem_layers.episodic._offline import SUMMARY_CHARS, offline_summary
 from langmem_layers.text import split_sentences
 
-CHATS = Path(__file__).resolve().parents[2] / "data" / "recall_eval" / "chats.json"
 TOOL_NOISE_WORDS = {"error", "429", "rate", "limited", "search", "docs", "timeout", "tool"}
 
 
@@ -273,7 +271,7 @@ def test_empty_session() -> None:
 
 
 def _eval_sessions() -> list[tuple[str, list[dict[str, Any]]]]:
-    data = json.loads(CHATS.read_text(encoding="utf-8"))
+    data = generate()  # our recall evaluation set, built in memory
     return [(f"{u['id']}/{s['id']}", s["turns"]) for u in data["users"] for s in u["sessions"]]
 
 
