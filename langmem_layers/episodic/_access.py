@@ -51,7 +51,6 @@ class AccessBuffer:
     _pending: dict[str, dict[str, tuple[float, int]]]
     _inflight: int
     _pending_of: dict[str, str | None]
-    _version_row: Callable[..., tuple[str, dict[str, Any], list[float]]]
     _written: threading.Condition
     _last_flush: float
     _user_lock: Callable[[str], threading.RLock]
@@ -197,13 +196,5 @@ class AccessBuffer:
             metadatas=list(metas.values()),
         )
         dim = entry.index.dim if entry is not None else self._dimension()
-        vid, meta, vec = self._version_row(uid, current, seq, dim)
-        chroma_call(
-            "writing a version record",
-            self.collection.upsert,
-            ids=[vid],
-            metadatas=[meta],
-            embeddings=[vec],
-            documents=[""],
-        )
+        self._bump(uid, current, seq, dim)
         return len(ids)

@@ -214,15 +214,14 @@ class Mirror(AccessBuffer):
         self._count(full_loads=1)
         return entry
 
-    def _bump(self, uid: str, entry: _Entry | None, seq: int, dim: int, horizon: int = 0) -> None:
-        """Write the user's new version after a change (the entry keeps the old one).
+    def _bump(self, uid: str, base: Version | None, seq: int, dim: int, horizon: int = 0) -> None:
+        """Write the user's new version after a change to the stored version ``base``.
 
-        The entry keeps the version it was synchronised to, so the next read
-        fetches what changed since, this write and any concurrent one alike. The
-        caller has just read that version (``_fresh``): its incarnation and
-        horizon carry over.
+        The caller has just read ``base`` (``_fresh``, or the flush): its incarnation
+        and horizon carry over. A cached entry keeps the version it was synchronised
+        to, so its next read fetches what changed since, this write and any
+        concurrent one alike.
         """
-        base = entry.version if entry is not None else None
         vid, meta, vec = self._version_row(uid, base, seq, dim, horizon)
         chroma_call(
             "writing a version record",
@@ -370,7 +369,7 @@ class Mirror(AccessBuffer):
                 # the tombstone and the version first: a process killed before the records
                 # are gone leaves readers that already hide them, and a retry finishes
                 horizon = self._tombstone(uid, seq, list(episode_ids), idx.dim)
-                self._bump(uid, entry, seq, idx.dim, horizon)
+                self._bump(uid, entry.version, seq, idx.dim, horizon)
                 ids = [r for r, _ in stored]
                 for i in range(0, len(ids), PAGE):
                     chroma_call("delete", self.collection.delete, ids=ids[i : i + PAGE])
