@@ -53,6 +53,7 @@ from langmem_layers.episodic._chroma import (
     require_user as _require_user,
 )
 from langmem_layers.episodic._chroma import turns_in as _turns
+from langmem_layers.episodic._context import contextual_texts
 from langmem_layers.episodic._dates import date_words, resolve_dates
 from langmem_layers.episodic._index import UserIndex
 from langmem_layers.episodic._mirror import Mirror
@@ -279,7 +280,7 @@ class EpisodeStore:
         for i, words in zip(turn_at, dates, strict=True):
             if words:
                 metas[i]["dates"] = words
-        vectors = yield embed_documents(self.embeddings, docs)
+        vectors = yield embed_documents(self.embeddings, contextual_texts(docs, metas, turn_at))
         # one step: the new generation of turns, the switch of the episode record to it,
         # the mirror update and the removal of every older generation (crash-safe: _mirror)
         yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)

@@ -151,11 +151,19 @@ def test_neighbour_turn_lifts_the_answer(store: EpisodeStore) -> None:
     )
     store.archive("ada", "u", [HumanMessage("my name is on the list")])
     store.archive("ada", "v", [HumanMessage("the dog park was busy")])
-    common: dict[str, Any] = dict(store=store, user_id="ada", k=2, kinds=("turn",))
+    # lexical scores only: the answer's vector already carries its question (contextual_texts)
+    common: dict[str, Any] = dict(
+        store=store, user_id="ada", k=2, kinds=("turn",), dense_weight=0.0
+    )
     without = EpisodicRetriever(**common, neighbor_weight=0.0).invoke("dog name")
     with_n = EpisodicRetriever(**common, neighbor_weight=1.0).invoke("dog name")
     assert "assistant: Biscuit." not in [d.page_content for d in without]
     assert "assistant: Biscuit." in [d.page_content for d in with_n]
+    # dense alone finds the answer by the question it was embedded with
+    dense = EpisodicRetriever(
+        store=store, user_id="ada", k=2, kinds=("turn",), lexical_weight=0.0, neighbor_weight=0.0
+    )
+    assert "assistant: Biscuit." in [d.page_content for d in dense.invoke("dog name")]
 
 
 def test_recency_and_importance_weights(store: EpisodeStore) -> None:
@@ -209,7 +217,9 @@ def test_access_counts_are_updated(filled: EpisodeStore) -> None:
 
 
 def test_dedup_and_mmr(store: EpisodeStore) -> None:
-    store.archive("ada", "a", [HumanMessage("tea is great")] * 3 + [HumanMessage("coffee too")])
+    store.archive("ada", "a", [HumanMessage("tea is great")] * 3)
+    # its own session: embedded alone, not after a tea turn (contextual_texts)
+    store.archive("ada", "b", [HumanMessage("coffee too")])
     r = EpisodicRetriever(store=store, user_id="ada", k=3, kinds=("turn",), neighbor_weight=0)
     texts = [d.page_content for d in r.invoke("tea great")]
     assert len(texts) == len(set(texts)) == 2  # only two distinct turn texts exist
