@@ -44,6 +44,7 @@ from bench._locomo_data import load_conversations
 from bench._metrics import mean, percentile, recall_at_k
 from bench._paths import LOCOMO_DEV
 from bench._threads import add_threads_option, apply_threads
+from langmem_layers.config import MemoryConfig
 from langmem_layers.defaults import Storage
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
 
@@ -52,6 +53,7 @@ __all__ = [
     "Corpus",
     "corpus_from_evalset",
     "corpus_from_locomo",
+    "floor_figures",
     "format_table",
     "main",
     "run",
@@ -181,6 +183,50 @@ def score(
     return out
 
 
+#: the reference graph's defaults (MemoryConfig.recall_k, recall_min_score_ratio)
+FLOOR_K = MemoryConfig().recall_k
+FLOOR_RATIO = MemoryConfig().recall_min_score_ratio
+
+
+def floor_figures(
+    cases: Sequence[Case],
+    ranked: Sequence[Sequence[str]],
+    floored: Sequence[Sequence[str]],
+    chatter: set[tuple[str, str]] | None,
+) -> dict[str, Any]:
+    """The top FLOOR_K without and with the score floor: recall, items kept, chatter share.
+
+    Example:
+        >>> cases = [Case("q1", "u", "?", ["a"], "temporal", "en")]
+        >>> out = floor_figures(cases, [["a", "x", "y"]], [["a"]], {("u", "x")})
+        >>> out["recall_all"], out["recall_kept"], out["items_kept"], out["chatter_kept"]
+        (1.0, 1.0, 1.0, 0.0)
+
+    """
+
+    def share(lists: Sequence[Sequence[str]]) -> float | None:
+        if chatter is None:
+            return None
+        items = [(c.user, t) for c, r in zip(cases, lists, strict=True) for t in r]
+        return round(sum(t in chatter for t in items) / len(items), 4) if items else 0.0
+
+    top = [list(r[:FLOOR_K]) for r in ranked]
+
+    def recall(lists: Sequence[Sequence[str]]) -> float:
+        return _avg(recall_at_k(r, c.evidence, FLOOR_K) for c, r in zip(cases, lists, strict=True))
+
+    return {
+        "k": FLOOR_K,
+        "ratio": FLOOR_RATIO,
+        "recall_all": recall(top),
+        "recall_kept": recall(floored),
+        "items_all": _avg(len(r) for r in top),
+        "items_kept": _avg(len(r) for r in floored),
+        "chatter_all": share(top),
+        "chatter_kept": share(floored),
+    }
+
+
 def _evaluate(store: EpisodeStore, corpus: Corpus, ks: Sequence[int]) -> dict[str, Any]:
     """Archive the corpus, ask every question, return its figures."""
     t0 = time.perf_counter()
@@ -189,6 +235,7 @@ def _evaluate(store: EpisodeStore, corpus: Corpus, ks: Sequence[int]) -> dict[st
     ingest_s = time.perf_counter() - t0
     retrievers: dict[str, EpisodicRetriever] = {}
     ranked: list[list[str]] = []
+    floored: list[list[str]] = []
     latencies: list[float] = []
     for case in corpus.cases:
         if case.user not in retrievers:
@@ -199,7 +246,15 @@ def _evaluate(store: EpisodeStore, corpus: Corpus, ks: Sequence[int]) -> dict[st
         docs = retrievers[case.user].invoke(case.question)
         latencies.append(1000 * (time.perf_counter() - t1))
         ranked.append([str(d.metadata.get("message_id")) for d in docs])
+        # what the reference graph puts in the prompt: the top FLOOR_K with its score floor
+        kept = retrievers[case.user].invoke(
+            case.question, k=FLOOR_K, min_score_ratio=FLOOR_RATIO, update_access=False
+        )
+        floored.append([str(d.metadata.get("message_id")) for d in kept])
     out = score(corpus.cases, ranked, ks, corpus.chatter if corpus.name == "ours" else None)
+    out["floor"] = floor_figures(
+        corpus.cases, ranked, floored, corpus.chatter if corpus.name == "ours" else None
+    )
     out["turns"] = corpus.n_turns
     out["ingest_s"] = round(ingest_s, 1)
     out["query_ms_p50"] = round(percentile(latencies, 50), 1)
@@ -273,6 +328,19 @@ def format_table(result: dict[str, Any]) -> str:
         "chatter in top 3".ljust(22)
         + "".join(("   " + ("n/a" if c is None else f"{c:.3f}").rjust(width)) for c in chatter)
     )
+    for s in sets:
+        f = result[s].get("floor")
+        if f:
+            chat = (
+                ""
+                if f["chatter_all"] is None
+                else (f", chatter {f['chatter_all']:.3f} -> {f['chatter_kept']:.3f}")
+            )
+            lines.append(
+                f"{s}: prompt view, top {f['k']} with min_score_ratio {f['ratio']}: "
+                f"R@{f['k']} {f['recall_all']:.3f} -> {f['recall_kept']:.3f}, items "
+                f"{f['items_all']:.2f} -> {f['items_kept']:.2f}{chat}"
+            )
     for s in sets:
         r = result[s]
         lines.append(

@@ -119,6 +119,16 @@ class MemoryConfig:
     recall_tokens: int = 800
     """Token budget of the recalled items written to the state (``recalled_episodes``)."""
 
+    recall_min_score_ratio: float = 0.5
+    """Recalled items scoring below this fraction of the best item's score are left out
+    of the prompt (``EpisodicRetriever.min_score_ratio``; 0 keeps ``recall_k`` items).
+
+    A user's memory holds few items about any one question; the rest of the top
+    ``recall_k`` is what happens to score next (an acknowledgement, the weather of
+    another day) and only costs prompt tokens. Measured with ``python -m bench
+    recall-eval`` (top 5): see the README's recall section.
+    """
+
     episode_cache_mb: int = 256
     """Memory bound, in MiB, of the per-user recall mirrors of the episode store
     ``MemoryLayers`` builds (about 3.7 KB per stored turn with the packaged model:
@@ -188,6 +198,13 @@ class MemoryConfig:
         _require_int("recall_k", self.recall_k, 1, "recall_k=5")
         _require_int("episode_cache_mb", self.episode_cache_mb, 1, "episode_cache_mb=256")
         _require_int("recall_tokens", self.recall_tokens, 1, "recall_tokens=800")
+        ratio = self.recall_min_score_ratio
+        ok = isinstance(ratio, int | float) and not isinstance(ratio, bool)
+        if not (ok and 0 <= ratio <= 1):
+            raise ConfigurationError(
+                f"recall_min_score_ratio must be a number in [0, 1], got {ratio!r}; "
+                "e.g. recall_min_score_ratio=0.5 (0 keeps recall_k items)"
+            )
         if not isinstance(self.background_extraction, bool):
             raise ConfigurationError(
                 f"background_extraction must be True or False, got {self.background_extraction!r}"

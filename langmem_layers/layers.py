@@ -129,7 +129,11 @@ class MemoryLayers:
         )
         self.policy = WritePolicy(model=model)
         self.recall_node: Runnable[Any, Any] = create_recall_node(
-            self.episodes, k=self.config.recall_k, max_tokens=self.config.recall_tokens
+            self.episodes,
+            k=self.config.recall_k,
+            max_tokens=self.config.recall_tokens,
+            retriever_options={"min_score_ratio": self.config.recall_min_score_ratio},
+            profiles=self.profiles,
         )
         self.window_node: Runnable[Any, Any] = create_window_node(
             max_tokens=self.config.window_tokens,

@@ -31,7 +31,7 @@ Environment variables, read when the module is imported:
 * ``LANGMEM_SYSTEM_PROMPT``, ``LANGMEM_BUDGET_TOKENS``, ``LANGMEM_WINDOW_TOKENS``,
   ``LANGMEM_KEEP_LAST_TURNS``, ``LANGMEM_EXTRACT_EVERY``,
   ``LANGMEM_BACKGROUND_EXTRACTION``, ``LANGMEM_RECALL_K``,
-  ``LANGMEM_RECALL_TOKENS``, ``LANGMEM_EPISODE_CACHE_MB``,
+  ``LANGMEM_RECALL_TOKENS``, ``LANGMEM_RECALL_MIN_SCORE_RATIO``, ``LANGMEM_EPISODE_CACHE_MB``,
   ``LANGMEM_HANDLE_TOOL_ERRORS``: the fields of
   :class:`~langmem_layers.MemoryConfig` (see :func:`memory_config_from_env`);
   unset ones keep their defaults.
@@ -138,6 +138,11 @@ def _parse(name: str, raw: str, default: object) -> object:
         if not text.lstrip("-").isdigit():
             raise ConfigurationError(f"{name} must be a whole number, got {raw!r}")
         return int(text)
+    if isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigurationError(f"{name} must be a number, got {raw!r}") from None
     return raw
 
 

@@ -13,7 +13,7 @@ async twins, so it never blocks the event loop.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -21,7 +21,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
 from langmem_layers._checks import check_messages
-from langmem_layers._steps import Core, arun, blocking, invoke, node, run, twin
+from langmem_layers._steps import Core, arun, blocking, node, run, twin
 from langmem_layers.context import Identity, RunScope, current_runtime, resolve_identity
 from langmem_layers.episodic._lexical import format_date
 from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
@@ -29,8 +29,12 @@ from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.fences import fence, one_line
+from langmem_layers.semantic._hints import profile_hints
 from langmem_layers.text import message_text
 from langmem_layers.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from langmem_layers.semantic.store import ProfileStore
 
 __all__ = [
     "RecalledItem",
@@ -130,6 +134,7 @@ def create_recall_node(
     state_key: str = "recalled_episodes",
     messages_key: str = "messages",
     retriever_options: Mapping[str, Any] | None = None,
+    profiles: ProfileStore | None = None,
 ) -> Runnable[Any, Any]:
     """A node that recalls the current user's memories for the latest user message.
 
@@ -143,6 +148,11 @@ def create_recall_node(
         state_key: State key written (list of :class:`RecalledItem`).
         messages_key: State key holding the messages.
         retriever_options: Extra :class:`EpisodicRetriever` fields (weights, kinds...).
+        profiles: The user's profile store: the values of the profile items the
+            question names are added to the lexical query ("Which database do we
+            use?" also looks for "PostgreSQL" when the profile says so;
+            ``semantic._hints.profile_hints``). One profile read per recall.
+            ``MemoryLayers`` passes its own.
 
     Example:
         >>> import tempfile
@@ -169,7 +179,10 @@ def create_recall_node(
         query = _latest_user_text(state.get(messages_key) or [])
         if not query:
             return {state_key: []}
-        docs = yield invoke(retriever, query)
+        hints: list[str] = []
+        if profiles is not None:
+            hints = profile_hints((yield twin(profiles, "get", ident.user_id)), query)
+        docs = yield twin(retriever, "invoke", query, hints=hints)
         return {state_key: _budget(docs, counter, max_tokens)}
 
     return node(recall, name="recall_episodes")

@@ -51,7 +51,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -68,6 +67,7 @@ from langmem_layers._steps import Core, arun, blocking, run
 from langmem_layers.episodic._dates import date_words, resolve_dates
 from langmem_layers.episodic._index import UserIndex, _minmax, session_context
 from langmem_layers.episodic._lexical import asks_when, names_in
+from langmem_layers.episodic._options import check_hints, check_ratio, timestamp
 from langmem_layers.episodic._overlap import PendingVector, access_flusher, resolve, start_embedding
 from langmem_layers.episodic.store import EpisodeStore, _require_user
 from langmem_layers.errors import ConfigurationError
@@ -76,7 +76,16 @@ from langmem_layers.text import tokenize
 __all__ = ["EpisodicRetriever"]
 
 _FILTER_KEYS = ("session_id", "topic", "tags", "since", "until", "kinds")
-_OPTION_KEYS = ("k", "user_id", "mmr", "dedup", "update_access", *_FILTER_KEYS)
+_OPTION_KEYS = (
+    "k",
+    "user_id",
+    "mmr",
+    "dedup",
+    "update_access",
+    "min_score_ratio",
+    "hints",
+    *_FILTER_KEYS,
+)
 
 
 _WEIGHTS = (
@@ -91,18 +100,6 @@ _WEIGHTS = (
     "recency_weight",
     "importance_weight",
 )
-
-
-def _ts(value: Any, name: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, int | float):
-        return float(value)
-    raise ConfigurationError(
-        f"{name} must be a datetime or Unix seconds, got {type(value).__name__} {value!r}"
-    )
 
 
 def query_tokens(query: str, now: float) -> list[str]:
@@ -132,7 +129,16 @@ class EpisodicRetriever(BaseRetriever):
     never empty). Per-call keyword arguments: ``k``, ``user_id``, ``session_id``,
     ``topic``, ``tags`` (any of), ``since``/``until`` (datetime or Unix seconds,
     on the session time), ``kinds`` (``("turn",)``, ``("episode",)`` or both),
-    ``mmr``, ``dedup``, ``update_access``.
+    ``mmr``, ``dedup``, ``update_access``, ``min_score_ratio``, ``hints`` (extra words
+    for the lexical query, e.g. the profile values the question asks about: the recall
+    node of ``MemoryLayers`` passes them; see ``create_recall_node(profiles=...)``).
+
+    ``min_score_ratio`` (default 0: always up to ``k`` results) drops results that
+    score below that fraction of the best result's score. A memory of a few
+    sessions holds few items about any one question, and min-max scaling makes
+    the best of the rest look close to relevant; a prompt is better without
+    them. ``MemoryConfig.recall_min_score_ratio`` (0.5) sets it for the reference
+    graph and the middleware.
 
     Dense relevance is exact (one matrix product over the user's vectors) up to
     ``exact_dense_limit`` records; above it an in-memory IVF index (about
@@ -181,6 +187,7 @@ class EpisodicRetriever(BaseRetriever):
     recency_weight: float = 0.02
     importance_weight: float = 0.02
     half_life_days: float = 30.0
+    min_score_ratio: float = 0.0
     exact_dense_limit: int = 4000
     dense_probe: int = 8
     mmr: bool = False
@@ -198,6 +205,7 @@ class EpisodicRetriever(BaseRetriever):
         check_number("mmr_lambda", self.mmr_lambda, "mmr_lambda=0.7")
         if self.mmr_lambda > 1:
             raise ConfigurationError(f"mmr_lambda={self.mmr_lambda!r} must be in [0, 1]; e.g. 0.7")
+        check_ratio(self.min_score_ratio)
         check_int("exact_dense_limit", self.exact_dense_limit, 1, "exact_dense_limit=4000")
         check_int("dense_probe", self.dense_probe, 1, "dense_probe=8")
 
@@ -228,7 +236,7 @@ class EpisodicRetriever(BaseRetriever):
             _and(idx.is_turn.view.copy())
         elif set(kinds) == {"episode"}:
             _and(~idx.is_turn.view)
-        since, until = _ts(opts.get("since"), "since"), _ts(opts.get("until"), "until")
+        since, until = timestamp(opts.get("since"), "since"), timestamp(opts.get("until"), "until")
         if since is not None:
             _and(idx.created.view >= since)
         if until is not None:
@@ -263,6 +271,9 @@ class EpisodicRetriever(BaseRetriever):
         if mask is not None and not mask.any():
             return []
         qtokens = query_tokens(query, now)
+        hints = check_hints(opts.get("hints"))
+        if hints:  # what the caller knows the question is about (recall node: the profile)
+            qtokens += tokenize(" ".join(hints))
         lex = idx.bm25.scores(qtokens)
         sel = lex if mask is None else lex[mask]
         top_lex = float(sel.max()) if sel.size else 0.0
@@ -303,6 +314,10 @@ class EpisodicRetriever(BaseRetriever):
         cand = np.asarray(ranked, dtype=np.int64)
         cand = cand[np.isfinite(score[cand])]
         chosen = self._select(idx, cand, score, k, use_mmr, dedup)
+        ratio = check_ratio(opts.get("min_score_ratio", self.min_score_ratio))
+        if ratio and chosen:
+            best = max(float(score[p]) for p in chosen)
+            chosen = [p for p in chosen if float(score[p]) >= ratio * best]
         docs = []
         for p in chosen:
             meta = dict(idx.metadatas[p])
@@ -435,7 +450,11 @@ class EpisodicRetriever(BaseRetriever):
         """
         opts = self._options(kwargs)
         uid = self._user(opts)
-        pending = start_embedding(self.store.embeddings, query)
+        hints = check_hints(opts.get("hints"))
+        # the hints name what the question is about: the dense query carries them too
+        pending = start_embedding(
+            self.store.embeddings, f"{query} {' '.join(hints)}" if hints else query
+        )
         docs: list[Document] = yield blocking(self._search, uid, query, pending, opts)
         return docs
 

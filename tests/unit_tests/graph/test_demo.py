@@ -28,6 +28,13 @@ def test_demo_shows_cross_session_recall(
     recall_block = session2.split("user: What's the weather in Oslo?")[0]
     assert re.search(r"\[episodic\] recalled .*quarterly report is due on Friday", recall_block)
     assert re.search(r"agent: From memory: .*December 4", recall_block)
+    # what it recalled is about the report: no acknowledgement, no weather (the score floor)
+    recalled = re.findall(r"\[episodic\] recalled (?:turn|episode): (.*)", recall_block)
+    assert recalled and not any("Noted." in r or "Paris" in r for r in recalled)
+    # the profile says the database is PostgreSQL: the turn that says so comes first or second
+    database = session2.split("user: Which database do we use?")[1].split("[end of session")[0]
+    items = re.findall(r"\[episodic\] recalled (?:turn|episode): (.*)", database)
+    assert any("We moved from MySQL to PostgreSQL" in i for i in items[:2])
     # the weather call in session 2 used the learned unit on the first try
     weather_block = session2.split("user: What's the weather in Oslo?")[1].split("\nuser: ")[0]
     calls = re.findall(r"tool call get_weather\((.*)\)", weather_block)

@@ -135,6 +135,7 @@ def test_memory_config_from_env(studio: ModuleType) -> None:
             "LANGMEM_HANDLE_TOOL_ERRORS": "false",
             "LANGMEM_SYSTEM_PROMPT": "Be brief.",
             "LANGMEM_RECALL_K": "",  # empty: the default
+            "LANGMEM_RECALL_MIN_SCORE_RATIO": "0.25",
             "LANGMEM_HOME": "/elsewhere",  # not a config field
         }
     )
@@ -144,6 +145,7 @@ def test_memory_config_from_env(studio: ModuleType) -> None:
         budget_tokens=8000,
         handle_tool_errors=False,
         system_prompt="Be brief.",
+        recall_min_score_ratio=0.25,
     )
 
 
@@ -153,6 +155,8 @@ def test_memory_config_from_env(studio: ModuleType) -> None:
         ({"LANGMEM_BUDGET_TOKENS": "lots"}, "LANGMEM_BUDGET_TOKENS must be a whole number"),
         ({"LANGMEM_BACKGROUND_EXTRACTION": "maybe"}, "LANGMEM_BACKGROUND_EXTRACTION must be"),
         ({"LANGMEM_EXTRACT_EVERY": "0"}, "extract_every=0"),
+        ({"LANGMEM_RECALL_MIN_SCORE_RATIO": "half"}, "LANGMEM_RECALL_MIN_SCORE_RATIO must be a"),
+        ({"LANGMEM_RECALL_MIN_SCORE_RATIO": "2"}, "recall_min_score_ratio must be a number in"),
     ],
 )
 def test_a_bad_config_variable_is_a_configuration_error(

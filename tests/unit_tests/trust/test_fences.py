@@ -195,7 +195,9 @@ def test_reference_graph_fences_every_section(i: int, episodes: EpisodeStore) ->
     payload, marker, user = PAYLOADS[i], _marker(i), f"user-{i}"
     text = f"{marker} {payload}"
     store = InMemoryStore()
-    memory = MemoryLayers(config=MemoryConfig(budget_tokens=60_000, recall_k=3), episodes=episodes)
+    # every recalled item is checked: no score floor (recall_min_score_ratio=0)
+    config = MemoryConfig(budget_tokens=60_000, recall_k=3, recall_min_score_ratio=0.0)
+    memory = MemoryLayers(config=config, episodes=episodes)
     memory.profiles.with_store(store).add(user, "interests", text)
     episodes.archive(
         user, f"old-{i}", [HumanMessage(f"{marker} lyon {payload}"), AIMessage(f"noted {marker}")]

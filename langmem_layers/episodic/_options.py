@@ -1,0 +1,60 @@
+"""Checks of the retriever's per-call options (a named error for each bad value)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langmem_layers._checks import check_number
+from langmem_layers.errors import ConfigurationError
+
+__all__ = ["check_hints", "check_ratio", "timestamp"]
+
+
+def timestamp(value: Any, name: str) -> float | None:
+    """``since`` / ``until`` as Unix seconds (a datetime or a number), or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, int | float):
+        return float(value)
+    raise ConfigurationError(
+        f"{name} must be a datetime or Unix seconds, got {type(value).__name__} {value!r}"
+    )
+
+
+def check_ratio(value: Any) -> float:
+    """``min_score_ratio``: a number in [0, 1]."""
+    check_number("min_score_ratio", value, "min_score_ratio=0.5")
+    if value > 1:
+        raise ConfigurationError(
+            f"min_score_ratio={value!r} must be in [0, 1] (a fraction of the best score); "
+            "e.g. 0.5, or 0 to keep k results"
+        )
+    return float(value)
+
+
+def check_hints(value: Any) -> list[str]:
+    """``hints``: a list of strings (extra words for the lexical query).
+
+    Example:
+        >>> from langmem_layers.episodic._options import check_hints
+        >>> check_hints(("PostgreSQL",)), check_hints(None)
+        (['PostgreSQL'], [])
+
+    """
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ConfigurationError(
+            f"hints must be a list of strings, got {type(value).__name__} {value!r}; "
+            "e.g. hints=['PostgreSQL']"
+        )
+    bad = [v for v in value if not isinstance(v, str)]
+    if bad:
+        raise ConfigurationError(
+            f"hints must be a list of strings, got {bad[0]!r} in it; e.g. hints=['PostgreSQL']"
+        )
+    return list(value)

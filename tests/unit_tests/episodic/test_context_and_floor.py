@@ -1,0 +1,273 @@
+"""Turns embedded after the turn before them; a score floor; profile hints for recall."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.store.memory import InMemoryStore
+
+from langmem_layers.config import MemoryConfig
+from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.episodic._context import CONTEXT_CHARS, contextual_texts
+from langmem_layers.errors import ConfigurationError
+from langmem_layers.layers import MemoryLayers
+from langmem_layers.semantic import ProfileStore
+from langmem_layers.semantic._hints import profile_hints
+from langmem_layers.testing import DeterministicEmbeddings
+
+
+class RecordingEmbeddings(DeterministicEmbeddings):
+    """Deterministic embeddings that remember every batch of documents they embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.batches.append(list(texts))
+        return super().embed_documents(texts)
+
+
+PETS = [
+    HumanMessage("Do you have pets?"),
+    AIMessage("Yes, Oscar, my guinea pig."),
+    HumanMessage(("Lovely. " + "He loves carrots and hay and naps all afternoon. " * 12).strip()),
+    AIMessage("He sounds like a happy guinea pig."),
+    HumanMessage("Thanks!"),
+]
+
+
+def _turn_docs(store: EpisodeStore, user: str) -> list[str]:
+    got = store.collection.get(
+        where={"$and": [{"user_id": user}, {"kind": "turn"}]}, include=["documents", "metadatas"]
+    )
+    pairs = sorted(
+        zip(got["metadatas"], got["documents"], strict=True), key=lambda p: p[0]["turn_index"]
+    )
+    return [doc for _, doc in pairs]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_each_turn_is_embedded_after_the_end_of_the_turn_before_it(
+    chroma_client: Any, use_async: bool
+) -> None:
+    emb = RecordingEmbeddings()
+    store = EpisodeStore(chroma_client, embeddings=emb)
+    if use_async:
+        asyncio.run(store.aarchive("ada", "s1", PETS))
+    else:
+        store.archive("ada", "s1", PETS)
+    texts = next(b for b in emb.batches if len(b) == 1 + len(PETS))
+    stored = _turn_docs(store, "ada")
+    assert stored == [
+        "user: Do you have pets?",
+        "assistant: Yes, Oscar, my guinea pig.",
+        f"user: {PETS[2].content}",
+        "assistant: He sounds like a happy guinea pig.",
+        "user: Thanks!",
+    ]
+    # the episode record (summary) and the first turn: as they are
+    assert texts[1] == stored[0]
+    assert "\n" not in texts[0] or not texts[0].startswith("user: Do you have pets?\n")
+    # a reply: its question, a line break, the reply
+    assert texts[2] == "user: Do you have pets?\nassistant: Yes, Oscar, my guinea pig."
+    assert texts[3] == f"{stored[1]}\n{stored[2]}"
+    # after a long turn: only its end, cut at a word, then the whole turn
+    context, turn = texts[4].split("\n")
+    assert turn == "assistant: He sounds like a happy guinea pig."
+    assert context.startswith("…") and len(context) <= CONTEXT_CHARS + 1
+    assert stored[2].endswith(context[1:]) and not context[1:].startswith(" ")
+    # a turn with nothing of its own to say: alone (else a copy of what it acknowledges)
+    assert texts[5] == "user: Thanks!"
+    # recall returns the stored turn alone, never the embedded context
+    docs = EpisodicRetriever(store=store, user_id="ada", k=5, kinds=("turn",)).invoke("pets")
+    assert {d.page_content for d in docs} <= set(stored)
+
+
+def test_contextual_texts_keep_other_records_and_chinese_tails() -> None:
+    turn = {"kind": "turn", "role": "human"}
+    long_zh = "用户: " + "我们把数据库从MySQL迁到了PostgreSQL" * 20
+    reply = "assistant: 迁移后查询快了很多，备份也更简单"
+    out = contextual_texts(["summary", long_zh, reply], [{}, turn, turn], [1, 2])
+    assert out[:2] == ["summary", long_zh]
+    context, text = out[2].split("\n")
+    assert text == reply
+    # no space to cut at: the last CONTEXT_CHARS characters as they are
+    assert context == "…" + long_zh[-CONTEXT_CHARS:]
+    # "好的" says nothing of its own: embedded alone; a failed tool call too
+    tool = {"kind": "turn", "role": "tool"}
+    acks = contextual_texts(
+        [long_zh, "assistant: 好的", "tool search: error 429 rate limited"],
+        [turn, turn, tool],
+        [0, 1, 2],
+    )
+    assert acks[1:] == ["assistant: 好的", "tool search: error 429 rate limited"]
+    # context comes from the previous turn position, not the previous record
+    docs = ["user: Which trail?", "x", "assistant: The northern ridge trail above Lyon."]
+    assert contextual_texts(docs, [turn, {}, turn], [0, 2])[2] == f"{docs[0]}\n{docs[2]}"
+    assert contextual_texts([], [], []) == []
+
+
+# ---------------------------------------------------------------- min_score_ratio
+@pytest.fixture
+def mixed(store: EpisodeStore) -> EpisodeStore:
+    store.archive(
+        "ada",
+        "s1",
+        [
+            HumanMessage("Our production database is PostgreSQL 16 on a managed host."),
+            AIMessage("Noted."),
+            HumanMessage("The weather in Paris was cloudy and cold today."),
+            HumanMessage("I bought a new bicycle for the summer holidays."),
+            HumanMessage("My sister plays the violin in an orchestra."),
+            HumanMessage("We watched a film about penguins on Sunday."),
+        ],
+    )
+    return store
+
+
+def _recall(store: EpisodeStore, query: str, **kw: Any) -> list[Any]:
+    return EpisodicRetriever(
+        store=store, user_id="ada", k=5, kinds=("turn",), update_access=False, **kw
+    ).invoke(query)
+
+
+def test_min_score_ratio_leaves_out_results_far_below_the_best(mixed: EpisodeStore) -> None:
+    query = "Which PostgreSQL database runs production?"
+    everything = _recall(mixed, query)
+    kept = _recall(mixed, query, min_score_ratio=0.5)
+    assert len(everything) == 5
+    assert 1 <= len(kept) < len(everything)
+    assert kept[0].page_content == everything[0].page_content
+    assert "PostgreSQL 16" in kept[0].page_content
+    best = kept[0].metadata["score"]
+    assert all(d.metadata["score"] >= 0.5 * best for d in kept)
+    # the left-out ones are exactly those below the floor, in the same order
+    below = [d for d in everything if d.metadata["score"] < 0.5 * best]
+    assert below and [d.page_content for d in everything[: len(kept)]] == [
+        d.page_content for d in kept
+    ]
+    # 1: only results as good as the best; per-call option overrides the field
+    retriever = EpisodicRetriever(
+        store=mixed, user_id="ada", k=5, kinds=("turn",), update_access=False, min_score_ratio=1
+    )
+    assert len(retriever.invoke(query)) == 1
+    assert len(retriever.invoke(query, min_score_ratio=0)) == 5
+
+
+@pytest.mark.parametrize("bad", [1.5, -0.1, math.nan, math.inf, True, "0.5"])
+def test_bad_min_score_ratio_is_a_named_error(mixed: EpisodeStore, bad: Any) -> None:
+    if not isinstance(bad, bool | str):  # pydantic coerces those two on the field
+        # pydantic wraps the ConfigurationError in a ValidationError (a ValueError)
+        with pytest.raises(ValueError, match="min_score_ratio"):
+            EpisodicRetriever(store=mixed, user_id="ada", min_score_ratio=bad)
+    retriever = EpisodicRetriever(store=mixed, user_id="ada")
+    with pytest.raises(ConfigurationError, match="min_score_ratio"):
+        retriever.invoke("database", min_score_ratio=bad)
+
+
+@pytest.mark.parametrize("bad", [1.2, -1, math.nan, "half", None])
+def test_memory_config_checks_the_recall_floor(bad: Any) -> None:
+    assert MemoryConfig().recall_min_score_ratio == 0.5
+    with pytest.raises(ConfigurationError, match="recall_min_score_ratio"):
+        MemoryConfig(recall_min_score_ratio=bad)
+
+
+def test_the_recall_node_applies_the_configured_floor(mixed: EpisodeStore) -> None:
+    state = {"messages": [HumanMessage("Which PostgreSQL database runs production?")]}
+    cfg = {"configurable": {"user_id": "ada"}}
+
+    profiles = ProfileStore(InMemoryStore())
+
+    def recalled(ratio: float) -> list[dict[str, Any]]:
+        config = MemoryConfig(recall_k=5, recall_min_score_ratio=ratio)
+        layers = MemoryLayers(config=config, episodes=mixed, profiles=profiles)
+        return list(layers.recall_node.invoke(state, cfg)["recalled_episodes"])
+
+    layers = MemoryLayers(episodes=mixed, profiles=profiles)
+    default = layers.recall_node.invoke(state, cfg)["recalled_episodes"]
+    floored, everything = recalled(0.5), recalled(0.0)
+    assert [i["id"] for i in default] == [i["id"] for i in floored]
+    assert len(everything) == 5 and 1 <= len(floored) < 5
+    assert "PostgreSQL 16" in floored[0]["text"]
+
+
+# ---------------------------------------------------------------- profile hints
+@pytest.fixture
+def stack(store: EpisodeStore) -> EpisodeStore:
+    store.archive(
+        "ada",
+        "s1",
+        [
+            HumanMessage("I write most of my pipelines in Python these days."),
+            HumanMessage("We moved everything from MySQL to PostgreSQL last year."),
+            HumanMessage("Which of the two cafes near the office do we like more?"),
+            HumanMessage("The quarterly report goes to the board on Friday."),
+        ],
+    )
+    return store
+
+
+def _profile(store: InMemoryStore) -> ProfileStore:
+    profiles = ProfileStore(store)
+    profiles.add("ada", "tech_stack", "PostgreSQL", key="database")
+    profiles.add("ada", "tech_stack", "Python", key="language")
+    return profiles
+
+
+def test_profile_hints_are_the_values_the_question_names() -> None:
+    profile = _profile(InMemoryStore()).get("ada")
+    assert profile_hints(profile, "Which database do we use?") == ["PostgreSQL"]
+    assert sorted(profile_hints(profile, "What is our tech stack?")) == ["PostgreSQL", "Python"]
+    assert profile_hints(profile, "What did we eat on Friday?") == []
+    assert profile_hints(profile, "") == []
+    assert len(profile_hints(profile, "tech stack", limit=1)) == 1
+
+
+def test_hints_join_the_lexical_and_the_dense_query(stack: EpisodeStore) -> None:
+    question = "Which database do we use?"
+    plain = _recall(stack, question, lexical_weight=1.0, dense_weight=0.0)
+    hinted = EpisodicRetriever(
+        store=stack, user_id="ada", k=5, kinds=("turn",), update_access=False, dense_weight=0.0
+    ).invoke(question, hints=["PostgreSQL"])
+    assert "PostgreSQL" not in plain[0].page_content
+    assert "PostgreSQL" in hinted[0].page_content and hinted[0].metadata["lexical"] > 0
+    # the query vector carries the hints too: the PostgreSQL turn's cosine goes up
+    dense = EpisodicRetriever(store=stack, user_id="ada", k=4, kinds=("turn",), update_access=False)
+
+    def cosine(docs: list[Any]) -> float:
+        return next(d.metadata["dense"] for d in docs if "PostgreSQL" in d.page_content)
+
+    assert cosine(dense.invoke(question, hints=["PostgreSQL"])) > cosine(dense.invoke(question))
+
+
+@pytest.mark.parametrize("bad", ["PostgreSQL", 3, ["ok", 4]])
+def test_bad_hints_are_a_named_error(stack: EpisodeStore, bad: Any) -> None:
+    retriever = EpisodicRetriever(store=stack, user_id="ada")
+    with pytest.raises(ConfigurationError, match="hints must be a list of strings"):
+        retriever.invoke("database", hints=bad)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_the_recall_node_of_memory_layers_reads_the_profile(
+    stack: EpisodeStore, use_async: bool
+) -> None:
+    state = {"messages": [HumanMessage("Which database do we use?")]}
+    cfg = {"configurable": {"user_id": "ada"}}
+    store = InMemoryStore()
+    empty = MemoryLayers(episodes=stack, profiles=ProfileStore(store))
+    first = empty.recall_node.invoke(state, cfg)["recalled_episodes"][0]
+    assert "PostgreSQL" not in first["text"]
+    layers = MemoryLayers(episodes=stack, profiles=_profile(store))
+    if use_async:
+        out = asyncio.run(layers.recall_node.ainvoke(state, cfg))
+    else:
+        out = layers.recall_node.invoke(state, cfg)
+    assert "MySQL to PostgreSQL" in out["recalled_episodes"][0]["text"]
+    # another user's profile is never read: bob has none, so no hint
+    bob = layers.recall_node.invoke(state, {"configurable": {"user_id": "bob"}})
+    assert bob["recalled_episodes"] == []
