@@ -242,15 +242,16 @@ def _evaluate(store: EpisodeStore, corpus: Corpus, ks: Sequence[int]) -> dict[st
             retrievers[case.user] = EpisodicRetriever(
                 store=store, user_id=case.user, kinds=("turn",), k=max(ks)
             )
-        t1 = time.perf_counter()
-        docs = retrievers[case.user].invoke(case.question)
-        latencies.append(1000 * (time.perf_counter() - t1))
-        ranked.append([str(d.metadata.get("message_id")) for d in docs])
         # what the reference graph puts in the prompt: the top FLOOR_K with its score floor
+        # (first, and without recording the access: the main call below sees the same state)
         kept = retrievers[case.user].invoke(
             case.question, k=FLOOR_K, min_score_ratio=FLOOR_RATIO, update_access=False
         )
         floored.append([str(d.metadata.get("message_id")) for d in kept])
+        t1 = time.perf_counter()
+        docs = retrievers[case.user].invoke(case.question)
+        latencies.append(1000 * (time.perf_counter() - t1))
+        ranked.append([str(d.metadata.get("message_id")) for d in docs])
     out = score(corpus.cases, ranked, ks, corpus.chatter if corpus.name == "ours" else None)
     out["floor"] = floor_figures(
         corpus.cases, ranked, floored, corpus.chatter if corpus.name == "ours" else None

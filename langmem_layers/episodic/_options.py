@@ -37,7 +37,7 @@ def check_ratio(value: Any) -> float:
 
 
 def check_hints(value: Any) -> list[str]:
-    """``hints``: a list of strings (extra words for the lexical query).
+    """``hints``: a list of strings (extra words for the query, lexical and dense).
 
     Example:
         >>> from langmem_layers.episodic._options import check_hints

@@ -125,6 +125,15 @@ def _budget(docs: Sequence[Any], counter: TokenCounter, max_tokens: int) -> list
     return out
 
 
+def _has_store(profiles: ProfileStore) -> bool:
+    """A store to read the profile from (its own, or the running graph's)."""
+    try:
+        profiles.store  # noqa: B018  (the property resolves the store)
+    except ConfigurationError:
+        return False  # a graph without a store: recall without hints, as before
+    return True
+
+
 def create_recall_node(
     store: EpisodeStore,
     /,
@@ -149,10 +158,11 @@ def create_recall_node(
         messages_key: State key holding the messages.
         retriever_options: Extra :class:`EpisodicRetriever` fields (weights, kinds...).
         profiles: The user's profile store: the values of the profile items the
-            question names are added to the lexical query ("Which database do we
-            use?" also looks for "PostgreSQL" when the profile says so;
-            ``semantic._hints.profile_hints``). One profile read per recall.
-            ``MemoryLayers`` passes its own.
+            question names are added to the query, lexical and dense ("Which
+            database do we use?" also looks for "PostgreSQL" when the profile says
+            so; ``semantic._hints.profile_hints``). One profile read per recall;
+            without a store (none given and none in the running graph) recall
+            runs without them. ``MemoryLayers`` passes its own.
 
     Example:
         >>> import tempfile
@@ -180,7 +190,7 @@ def create_recall_node(
         if not query:
             return {state_key: []}
         hints: list[str] = []
-        if profiles is not None:
+        if profiles is not None and _has_store(profiles):
             hints = profile_hints((yield twin(profiles, "get", ident.user_id)), query)
         docs = yield twin(retriever, "invoke", query, hints=hints)
         return {state_key: _budget(docs, counter, max_tokens)}

@@ -130,7 +130,7 @@ class EpisodicRetriever(BaseRetriever):
     ``topic``, ``tags`` (any of), ``since``/``until`` (datetime or Unix seconds,
     on the session time), ``kinds`` (``("turn",)``, ``("episode",)`` or both),
     ``mmr``, ``dedup``, ``update_access``, ``min_score_ratio``, ``hints`` (extra words
-    for the lexical query, e.g. the profile values the question asks about: the recall
+    for the query, lexical and dense, e.g. the profile values the question asks about: the recall
     node of ``MemoryLayers`` passes them; see ``create_recall_node(profiles=...)``).
 
     ``min_score_ratio`` (default 0: always up to ``k`` results) drops results that
@@ -314,9 +314,10 @@ class EpisodicRetriever(BaseRetriever):
         cand = np.asarray(ranked, dtype=np.int64)
         cand = cand[np.isfinite(score[cand])]
         chosen = self._select(idx, cand, score, k, use_mmr, dedup)
-        ratio = check_ratio(opts.get("min_score_ratio", self.min_score_ratio))
-        if ratio and chosen:
-            best = max(float(score[p]) for p in chosen)
+        ratio = opts.get("min_score_ratio")
+        ratio = check_ratio(self.min_score_ratio if ratio is None else ratio)
+        best = max((float(score[p]) for p in chosen), default=0.0)
+        if ratio and best > 0:  # the best result is always kept
             chosen = [p for p in chosen if float(score[p]) >= ratio * best]
         docs = []
         for p in chosen:

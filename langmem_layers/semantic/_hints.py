@@ -17,8 +17,11 @@ def profile_hints(profile: Profile, query: str, *, limit: int = 8) -> list[str]:
     name the thing ("We moved from MySQL to PostgreSQL", "Luna had her shots"), so
     neither the lexical nor a small embedding model links them. Adding the values to
     the lexical query does (:class:`~langmem_layers.episodic.EpisodicRetriever`'s
-    ``hints``). Names are compared as lexical tokens (stemmed, without stop words);
-    at most ``limit`` values, in the profile's order.
+    ``hints``). An item of a dict field is named by its key ("database", "dog",
+    "role"), never by the field ("tech_stack", "context"), whose names are too
+    generic ("the context of this error"); an item of another field by the field
+    ("skills"). Names are compared as lexical tokens (stemmed, without stop words); at
+    most ``limit`` values, in the profile's order.
 
     Example:
         >>> from datetime import UTC, datetime
@@ -29,8 +32,10 @@ def profile_hints(profile: Profile, query: str, *, limit: int = 8) -> list[str]:
         >>> profile = Profile("ada", [ProfileItem(*i, 0.5, "", now, now) for i in items])
         >>> profile_hints(profile, "Which database do we use?")
         ['PostgreSQL']
-        >>> profile_hints(profile, "What is in our tech stack?")
-        ['PostgreSQL', 'Python']
+        >>> profile_hints(profile, "Which language is the pipeline written in?")
+        ['Python']
+        >>> profile_hints(profile, "What is the context of this error?")
+        []
 
     """
     words = set(tokenize(query))
@@ -38,7 +43,7 @@ def profile_hints(profile: Profile, query: str, *, limit: int = 8) -> list[str]:
         return []
     out: list[str] = []
     for item in profile.items:
-        name = f"{item.field} {item.key or ''}".replace("_", " ").replace(".", " ")
+        name = (item.key or item.field).replace("_", " ").replace(".", " ")
         if words & set(tokenize(name)) and item.value not in out:
             out.append(item.value)
             if len(out) == limit:

@@ -72,7 +72,10 @@ def test_each_turn_is_embedded_after_the_end_of_the_turn_before_it(
     ]
     # the episode record (summary) and the first turn: as they are
     assert texts[1] == stored[0]
-    assert "\n" not in texts[0] or not texts[0].startswith("user: Do you have pets?\n")
+    episode = store.collection.get(
+        where={"$and": [{"user_id": "ada"}, {"kind": "episode"}]}, include=["documents"]
+    )
+    assert texts[0] == episode["documents"][0]
     # a reply: its question, a line break, the reply
     assert texts[2] == "user: Do you have pets?\nassistant: Yes, Oscar, my guinea pig."
     assert texts[3] == f"{stored[1]}\n{stored[2]}"
@@ -148,15 +151,25 @@ def test_min_score_ratio_leaves_out_results_far_below_the_best(mixed: EpisodeSto
     assert all(d.metadata["score"] >= 0.5 * best for d in kept)
     # the left-out ones are exactly those below the floor, in the same order
     below = [d for d in everything if d.metadata["score"] < 0.5 * best]
-    assert below and [d.page_content for d in everything[: len(kept)]] == [
-        d.page_content for d in kept
-    ]
+    assert below and len(kept) + len(below) == len(everything)
+    assert [d.page_content for d in everything[: len(kept)]] == [d.page_content for d in kept]
     # 1: only results as good as the best; per-call option overrides the field
     retriever = EpisodicRetriever(
         store=mixed, user_id="ada", k=5, kinds=("turn",), update_access=False, min_score_ratio=1
     )
     assert len(retriever.invoke(query)) == 1
     assert len(retriever.invoke(query, min_score_ratio=0)) == 5
+    assert len(retriever.invoke(query, min_score_ratio=None)) == 1  # None: the field's value
+
+
+def test_the_floor_keeps_the_best_result_when_scores_are_negative(store: EpisodeStore) -> None:
+    store.archive("ada", "s1", [HumanMessage("ok"), AIMessage("Noted."), HumanMessage("thanks!")])
+    retriever = EpisodicRetriever(
+        store=store, user_id="ada", k=3, kinds=("turn",), update_access=False, chatter_weight=2.0
+    )
+    docs = retriever.invoke("ok thanks", min_score_ratio=0.5)
+    assert docs and docs[0].metadata["score"] <= 0  # nothing dropped below a non-positive best
+    assert len(docs) == len(retriever.invoke("ok thanks"))
 
 
 @pytest.mark.parametrize("bad", [1.5, -0.1, math.nan, math.inf, True, "0.5"])
@@ -222,10 +235,12 @@ def _profile(store: InMemoryStore) -> ProfileStore:
 def test_profile_hints_are_the_values_the_question_names() -> None:
     profile = _profile(InMemoryStore()).get("ada")
     assert profile_hints(profile, "Which database do we use?") == ["PostgreSQL"]
-    assert sorted(profile_hints(profile, "What is our tech stack?")) == ["PostgreSQL", "Python"]
+    # a dict field's items are named by their keys, never by the generic field name
+    assert profile_hints(profile, "What is our tech stack?") == []
+    assert profile_hints(profile, "Which language and which database?") == ["PostgreSQL", "Python"]
     assert profile_hints(profile, "What did we eat on Friday?") == []
     assert profile_hints(profile, "") == []
-    assert len(profile_hints(profile, "tech stack", limit=1)) == 1
+    assert len(profile_hints(profile, "language database", limit=1)) == 1
 
 
 def test_hints_join_the_lexical_and_the_dense_query(stack: EpisodeStore) -> None:
@@ -268,6 +283,49 @@ def test_the_recall_node_of_memory_layers_reads_the_profile(
     else:
         out = layers.recall_node.invoke(state, cfg)
     assert "MySQL to PostgreSQL" in out["recalled_episodes"][0]["text"]
-    # another user's profile is never read: bob has none, so no hint
+    # each user's own profile: bob's says Oracle, and ada's PostgreSQL never reaches him
+    stack.archive(
+        "bob",
+        "s1",
+        [
+            HumanMessage("Our billing system still runs on Oracle 19c."),
+            HumanMessage("We moved the reports from MySQL to PostgreSQL last year."),
+            HumanMessage("Lunch is at noon on Fridays."),
+        ],
+    )
+    ProfileStore(store).add("bob", "tech_stack", "Oracle", key="database")
     bob = layers.recall_node.invoke(state, {"configurable": {"user_id": "bob"}})
-    assert bob["recalled_episodes"] == []
+    turns = [i["text"] for i in bob["recalled_episodes"] if i["kind"] == "turn"]
+
+    def oracle_before_lunch(texts: list[str]) -> bool:
+        rank = {("Oracle" in t) - ("Lunch" in t): n for n, t in enumerate(texts)}
+        return rank[1] < rank[-1]
+
+    assert oracle_before_lunch(turns)  # bob's own hint lifted his Oracle turn
+    # with no hint, or with ada's, the Oracle turn comes after the lunch turn
+    retriever = EpisodicRetriever(store=stack, user_id="bob", k=3, kinds=("turn",))
+    for hints in ([], ["PostgreSQL"]):
+        docs = retriever.invoke("Which database do we use?", hints=hints, update_access=False)
+        assert not oracle_before_lunch([d.page_content for d in docs])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_recall_without_a_store_runs_without_hints(stack: EpisodeStore, use_async: bool) -> None:
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    class RecallState(MessagesState):
+        recalled_episodes: list[dict[str, Any]]
+
+    layers = MemoryLayers(episodes=stack)  # ProfileStore() with no store of its own
+    state = {"messages": [HumanMessage("Which database do we use?")]}
+    cfg = {"configurable": {"user_id": "ada"}}
+    node = layers.recall_node
+    out = asyncio.run(node.ainvoke(state, cfg)) if use_async else node.invoke(state, cfg)
+    assert out["recalled_episodes"]
+    # in a graph compiled without a store, too
+    builder = StateGraph(RecallState)
+    builder.add_node("recall", node)
+    builder.add_edge(START, "recall")
+    graph = builder.compile()
+    got = asyncio.run(graph.ainvoke(state, cfg)) if use_async else graph.invoke(state, cfg)
+    assert got["recalled_episodes"]

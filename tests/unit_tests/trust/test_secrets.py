@@ -323,6 +323,10 @@ def _needle(p: dict[str, str]) -> str:
 
 
 def _hits(blob: bytes, text: str) -> int:
+    if text.isdigit():
+        # a numeric code: only as a number of its own, not inside a longer number or the
+        # decimals of a timestamp (1764547200.123987), which contain it by chance
+        return len(re.findall(rb"(?<![\d.])" + text.encode() + rb"(?!\d)", blob))
     forms = {text.encode(), json.dumps(text)[1:-1].encode()}
     return sum(blob.count(f) for f in forms)
 
