@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langmem_layers.errors import ConfigurationError
 
 __all__ = [
+    "check_fraction",
     "check_int",
     "check_messages",
     "check_model",
@@ -47,6 +48,14 @@ def check_number(
         raise ConfigurationError(
             f"{name}={value!r} must be a finite number {rule} {minimum:g}; e.g. {fix}"
         )
+    return float(value)
+
+
+def check_fraction(name: str, value: Any, fix: str) -> float:
+    """``value`` as a finite number in [0, 1] (no NaN, inf or bool)."""
+    check_number(name, value, fix)
+    if value > 1:
+        raise ConfigurationError(f"{name}={value!r} must be in [0, 1]; e.g. {fix}")
     return float(value)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from langmem_layers._checks import check_fraction
 from langmem_layers.caps import OutputCaps
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._durability import Durability, check_durability
@@ -198,13 +199,11 @@ class MemoryConfig:
         _require_int("recall_k", self.recall_k, 1, "recall_k=5")
         _require_int("episode_cache_mb", self.episode_cache_mb, 1, "episode_cache_mb=256")
         _require_int("recall_tokens", self.recall_tokens, 1, "recall_tokens=800")
-        ratio = self.recall_min_score_ratio
-        ok = isinstance(ratio, int | float) and not isinstance(ratio, bool)
-        if not (ok and 0 <= ratio <= 1):
-            raise ConfigurationError(
-                f"recall_min_score_ratio must be a number in [0, 1], got {ratio!r}; "
-                "e.g. recall_min_score_ratio=0.5 (0 keeps recall_k items)"
-            )
+        check_fraction(
+            "recall_min_score_ratio",
+            self.recall_min_score_ratio,
+            "recall_min_score_ratio=0.5 (0 keeps recall_k items)",
+        )
         if not isinstance(self.background_extraction, bool):
             raise ConfigurationError(
                 f"background_extraction must be True or False, got {self.background_extraction!r}"

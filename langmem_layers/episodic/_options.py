@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from langmem_layers._checks import check_number
+from langmem_layers._checks import check_fraction
 from langmem_layers.errors import ConfigurationError
 
 __all__ = ["check_hints", "check_ratio", "timestamp"]
@@ -26,14 +26,8 @@ def timestamp(value: Any, name: str) -> float | None:
 
 
 def check_ratio(value: Any) -> float:
-    """``min_score_ratio``: a number in [0, 1]."""
-    check_number("min_score_ratio", value, "min_score_ratio=0.5")
-    if value > 1:
-        raise ConfigurationError(
-            f"min_score_ratio={value!r} must be in [0, 1] (a fraction of the best score); "
-            "e.g. 0.5, or 0 to keep k results"
-        )
-    return float(value)
+    """``min_score_ratio``: a fraction of the best score, in [0, 1]."""
+    return check_fraction("min_score_ratio", value, "min_score_ratio=0.5 (0 keeps k results)")
 
 
 def check_hints(value: Any) -> list[str]:

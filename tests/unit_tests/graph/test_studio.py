@@ -156,7 +156,10 @@ def test_memory_config_from_env(studio: ModuleType) -> None:
         ({"LANGMEM_BACKGROUND_EXTRACTION": "maybe"}, "LANGMEM_BACKGROUND_EXTRACTION must be"),
         ({"LANGMEM_EXTRACT_EVERY": "0"}, "extract_every=0"),
         ({"LANGMEM_RECALL_MIN_SCORE_RATIO": "half"}, "LANGMEM_RECALL_MIN_SCORE_RATIO must be a"),
-        ({"LANGMEM_RECALL_MIN_SCORE_RATIO": "2"}, "recall_min_score_ratio must be a number in"),
+        (
+            {"LANGMEM_RECALL_MIN_SCORE_RATIO": "2"},
+            r"recall_min_score_ratio=2.0 must be in \[0, 1\]",
+        ),
     ],
 )
 def test_a_bad_config_variable_is_a_configuration_error(
