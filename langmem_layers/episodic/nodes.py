@@ -29,7 +29,7 @@ from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.fences import fence, one_line
-from langmem_layers.semantic._hints import profile_hints
+from langmem_layers.semantic._hints import named_fields, profile_hints
 from langmem_layers.text import message_text
 from langmem_layers.tokens import TokenCounter
 
@@ -160,7 +160,10 @@ def create_recall_node(
         profiles: The user's profile store: the values of the profile items the
             question names are added to the query, lexical and dense ("Which
             database do we use?" also looks for "PostgreSQL" when the profile says
-            so; ``semantic._hints.profile_hints``). One profile read per recall;
+            so, and "MySQL" when the profile's history says it was the database
+            before; ``semantic._hints.profile_hints``). One profile read per
+            recall, and a read of a field's history when the question names one of
+            its items;
             without a store (none given and none in the running graph) recall
             runs without them. ``MemoryLayers`` passes its own.
 
@@ -191,7 +194,13 @@ def create_recall_node(
             return {state_key: []}
         hints: list[str] = []
         if profiles is not None and _has_store(profiles):
-            hints = profile_hints((yield twin(profiles, "get", ident.user_id)), query)
+            profile = yield twin(profiles, "get", ident.user_id)
+            hints = profile_hints(profile, query)
+            if hints:  # the question names an item: its earlier values name the same thing
+                past = []
+                for field in named_fields(profile, query):
+                    past += yield twin(profiles, "superseded", ident.user_id, field=field)
+                hints = profile_hints(profile, query, superseded=past)
         docs = yield twin(retriever, "invoke", query, hints=hints)
         return {state_key: _budget(docs, counter, max_tokens)}
 

@@ -48,11 +48,14 @@ def utc(when: datetime | None) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def scan(store: BaseStore, ns: tuple[str, ...]) -> Core[list[Item]]:
-    """Every item directly in ``ns`` (paged)."""
+def scan(
+    store: BaseStore, ns: tuple[str, ...], where: dict[str, Any] | None = None
+) -> Core[list[Item]]:
+    """Every item directly in ``ns`` (paged), optionally only those whose values match ``where``."""
     out: list[Item] = []
+    extra = {"filter": where} if where else {}
     while True:
-        page = yield store_call(store, "search", ns, limit=PAGE, offset=len(out))
+        page = yield store_call(store, "search", ns, limit=PAGE, offset=len(out), **extra)
         out += page
         if len(page) < PAGE:
             return [i for i in out if tuple(i.namespace) == ns]

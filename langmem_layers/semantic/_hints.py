@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from langmem_layers.semantic.types import Profile
+from collections.abc import Sequence
+
+from langmem_layers.semantic.types import Profile, SupersededValue
 from langmem_layers.text import tokenize
 
-__all__ = ["profile_hints"]
+__all__ = ["named_fields", "profile_hints"]
 
 
-def profile_hints(profile: Profile, query: str, *, limit: int = 8) -> list[str]:
-    """The current values of the profile items whose field or key the question names.
+def profile_hints(
+    profile: Profile,
+    query: str,
+    *,
+    superseded: Sequence[SupersededValue] = (),
+    limit: int = 8,
+) -> list[str]:
+    """The values of the profile items whose field or key the question names.
 
     The profile holds the user's own names for things (``tech_stack.database`` is
     "PostgreSQL", ``pets.dog`` is "Luna"). A question names the kind ("Which database
@@ -20,8 +28,13 @@ def profile_hints(profile: Profile, query: str, *, limit: int = 8) -> list[str]:
     ``hints``). An item of a dict field is named by its key ("database", "dog",
     "role"), never by the field ("tech_stack", "context"), whose names are too
     generic ("the context of this error"); an item of another field by the field
-    ("skills"). Names are compared as lexical tokens (stemmed, without stop words); at
-    most ``limit`` values, in the profile's order.
+    ("skills"). Names are compared as lexical tokens (stemmed, without stop words).
+
+    ``superseded`` (:meth:`ProfileStore.superseded`) adds the earlier values of the
+    named items after the current ones, newest first: the past sessions that
+    episodic recall searches speak of the values current then ("We still run
+    MySQL", "We moved from MySQL to PostgreSQL"), and the profile's history is
+    what knows they name the same thing. At most ``limit`` values in all.
 
     Example:
         >>> from datetime import UTC, datetime
@@ -36,16 +49,48 @@ def profile_hints(profile: Profile, query: str, *, limit: int = 8) -> list[str]:
         ['Python']
         >>> profile_hints(profile, "What is the context of this error?")
         []
+        >>> from langmem_layers.semantic import SupersededValue
+        >>> old = SupersededValue("tech_stack", "database", "MySQL", None, now, "PostgreSQL")
+        >>> profile_hints(profile, "Which database do we use?", superseded=[old])
+        ['PostgreSQL', 'MySQL']
 
     """
     words = set(tokenize(query))
-    if not words:
-        return []
+    past = sorted(superseded, key=lambda s: s.until, reverse=True)
+    found = [(i.field, i.key, i.value) for i in profile.items]
+    found += [(s.field, s.key, s.value) for s in past]
     out: list[str] = []
-    for item in profile.items:
-        name = (item.key or item.field).replace("_", " ").replace(".", " ")
-        if words & set(tokenize(name)) and item.value not in out:
-            out.append(item.value)
+    for field, key, value in found:
+        if _names(words, field, key) and value not in out:
+            out.append(value)
             if len(out) == limit:
                 break
     return out
+
+
+def named_fields(profile: Profile, query: str) -> list[str]:
+    """The fields of the current profile items the question names (see :func:`profile_hints`).
+
+    The recall node reads the history of these fields only.
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> from langmem_layers.semantic import Profile, ProfileItem
+        >>> now = datetime.now(UTC)
+        >>> item = ProfileItem("tech_stack", "database", "PostgreSQL", 0.5, "", now, now)
+        >>> named_fields(Profile("ada", [item]), "Which database do we use?")
+        ['tech_stack']
+
+    """
+    words = set(tokenize(query))
+    out: list[str] = []
+    for item in profile.items:
+        if _names(words, item.field, item.key) and item.field not in out:
+            out.append(item.field)
+    return out
+
+
+def _names(words: set[str], field: str, key: str | None) -> bool:
+    """Whether the question's words name a dict field's key, or another field."""
+    name = (key or field).replace("_", " ").replace(".", " ")
+    return bool(words & set(tokenize(name)))

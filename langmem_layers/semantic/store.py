@@ -210,8 +210,9 @@ class ProfileStore:
         found = yield from scan(store, self.namespace(user_id, "profile"))
         return {i.key: ProfileItem.from_value(i.key, i.value) for i in found}
 
-    def _records(self, user_id: str) -> Core[list[HistoryRecord]]:
-        found = yield from scan(self.store, self.namespace(user_id, "history"))
+    def _records(self, user_id: str, field: str | None = None) -> Core[list[HistoryRecord]]:
+        where = {"field": field} if field is not None else None  # the store filters
+        found = yield from scan(self.store, self.namespace(user_id, "history"), where)
         return sorted(
             (HistoryRecord.from_dict(i.key, i.value) for i in found),
             key=lambda r: (r.at, r.record_id),
@@ -232,7 +233,7 @@ class ProfileStore:
     def _history(
         self, user_id: str, field: str | None, since: datetime | None
     ) -> Core[list[HistoryRecord]]:
-        records = yield from self._records(user_id)
+        records = yield from self._records(user_id, field)
         since_utc = utc(since) if since else None
         return [
             r
@@ -264,16 +265,16 @@ class ProfileStore:
         """Async twin of :meth:`as_of`."""
         return await arun(self._as_of(user_id, when))
 
-    def _superseded(self, user_id: str) -> Core[list[SupersededValue]]:
-        return replay((yield from self._records(user_id)))[1]
+    def _superseded(self, user_id: str, field: str | None) -> Core[list[SupersededValue]]:
+        return replay((yield from self._records(user_id, field)))[1]
 
-    def superseded(self, user_id: str) -> list[SupersededValue]:
-        """Values that were current once and were replaced or removed, with their times."""
-        return run(self._superseded(user_id))
+    def superseded(self, user_id: str, *, field: str | None = None) -> list[SupersededValue]:
+        """Values once current, then replaced or removed, with their times (one ``field``'s)."""
+        return run(self._superseded(user_id, field))
 
-    async def asuperseded(self, user_id: str) -> list[SupersededValue]:
+    async def asuperseded(self, user_id: str, *, field: str | None = None) -> list[SupersededValue]:
         """Async twin of :meth:`superseded`."""
-        return await arun(self._superseded(user_id))
+        return await arun(self._superseded(user_id, field))
 
     # ----------------------------------------------------------------- writes
     def _check(self, update: ProfileUpdate) -> FieldSpec:

@@ -69,6 +69,10 @@ def test_profile_history_and_as_of(pg_store: PostgresStore) -> None:
     assert [s.value for s in p.superseded(user)] == ["MySQL"]
     (rec,) = p.remove(user, "skills", value="Rust")
     assert rec.action == "removed" and p.get(user).values("skills") == []
+    # one field's history, filtered by PostgreSQL (the JSON value's "field")
+    assert [s.value for s in p.superseded(user, field="tech_stack")] == ["MySQL"]
+    assert [s.value for s in p.superseded(user, field="skills")] == ["Rust"]
+    assert [r.field for r in p.history(user, field="skills")] == ["skills", "skills"]
     assert ProfileStore(pg_store).get("someone-else").is_empty
 
 

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers.config import MemoryConfig
-from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, create_recall_node
 from langmem_layers.episodic._context import CONTEXT_CHARS, contextual_texts
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.layers import MemoryLayers
@@ -241,6 +241,73 @@ def test_profile_hints_are_the_values_the_question_names() -> None:
     assert profile_hints(profile, "What did we eat on Friday?") == []
     assert profile_hints(profile, "") == []
     assert len(profile_hints(profile, "language database", limit=1)) == 1
+
+
+def test_profile_hints_add_the_earlier_values_of_the_named_items() -> None:
+    profiles = _profile(InMemoryStore())
+    profiles.add("ada", "tech_stack", "MariaDB", key="database")  # MariaDB replaces PostgreSQL
+    profiles.add("ada", "tech_stack", "CockroachDB", key="database")
+    profiles.add("ada", "tech_stack", "Rust", key="language")
+    profile, past = profiles.get("ada"), profiles.superseded("ada")
+    assert {p.value for p in past} == {"PostgreSQL", "MariaDB", "Python"}
+    # current value first, then the earlier ones, newest first; other keys stay out
+    got = profile_hints(profile, "Which database do we use?", superseded=past)
+    assert got == ["CockroachDB", "MariaDB", "PostgreSQL"]
+    assert profile_hints(profile, "Which database do we use?") == ["CockroachDB"]
+    assert profile_hints(profile, "What's for lunch?", superseded=past) == []
+    assert profile_hints(profile, "database?", superseded=past, limit=2) == [
+        "CockroachDB",
+        "MariaDB",
+    ]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_the_recall_node_looks_for_earlier_values_too(
+    store: EpisodeStore, use_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A past session names the value current then; the profile's history links it."""
+    store.archive(
+        "ada",
+        "s1",
+        [
+            HumanMessage("Our MySQL server ran out of disk space in March."),
+            HumanMessage("The staging cluster runs the load tests at night."),
+            HumanMessage("Which of the two cafes near the office do we like more?"),
+        ],
+    )
+    profiles = ProfileStore(InMemoryStore())
+    profiles.add("ada", "tech_stack", "MySQL", key="database")
+    profiles.add("ada", "tech_stack", "PostgreSQL", key="database")
+    reads: list[str] = []
+    for name in ("superseded", "asuperseded"):
+        real = getattr(ProfileStore, name)
+
+        def counted(self: ProfileStore, user_id: str, _real: Any = real, **kw: Any) -> Any:
+            reads.append(f"{user_id}:{kw.get('field')}")
+            return _real(self, user_id, **kw)
+
+        monkeypatch.setattr(ProfileStore, name, counted)
+    # the lexical side alone: the fake embeddings' cosines are noise
+    lexical = {"lexical_weight": 1.0, "dense_weight": 0.0, "neighbor_weight": 0.0}
+    node = create_recall_node(
+        store, k=3, retriever_options={**lexical, "kinds": ("turn",)}, profiles=profiles
+    )
+    cfg = {"configurable": {"user_id": "ada"}}
+
+    def recall(question: str) -> list[str]:
+        state = {"messages": [HumanMessage(question)]}
+        out = asyncio.run(node.ainvoke(state, cfg)) if use_async else node.invoke(state, cfg)
+        return [i["text"] for i in out["recalled_episodes"]]
+
+    assert "MySQL" in recall("Which database do we use?")[0]
+    assert reads == ["ada:tech_stack"]  # the question names the database: its field's history
+    # with the current value alone, nothing links that turn to the question
+    current = EpisodicRetriever(store=store, user_id="ada", k=3, kinds=("turn",), **lexical)
+    docs = current.invoke("Which database do we use?", hints=["PostgreSQL"], update_access=False)
+    assert [d.metadata["lexical"] for d in docs] == [0.0, 0.0, 0.0]
+    # a question that names no profile item reads no history
+    recall("Which cafe do we like more?")
+    assert reads == ["ada:tech_stack"]
 
 
 def test_hints_join_the_lexical_and_the_dense_query(stack: EpisodeStore) -> None:

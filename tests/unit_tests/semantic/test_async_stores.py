@@ -98,6 +98,7 @@ async def _async_flow(p: ProfileStore) -> tuple[Any, ...]:
     assert len(await p.ahistory("u", field="tech_stack")) == 2
     hist = [(r.field, r.action, r.old_value, r.new_value) for r in await p.ahistory("u")]
     supers = [s.value for s in await p.asuperseded("u")]
+    assert [s.value for s in await p.asuperseded("u", field="skills")] == ["Go"]
     return (await p.aget("u")).to_dict(), hist, supers
 
 

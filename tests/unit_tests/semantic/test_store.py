@@ -42,6 +42,27 @@ def test_overwrite_keeps_superseded_in_history(store: BaseStore) -> None:
     assert old.since is not None and old.since <= old.until == hist[1].at
 
 
+def test_history_and_superseded_of_one_field(store: BaseStore) -> None:
+    """``field=`` is filtered by the store; the result is the field's part of the whole."""
+    p = ProfileStore(store)
+    p.add("u", "tech_stack", "MySQL", key="database")
+    p.add("u", "skills", "Go")
+    p.add("u", "tech_stack", "PostgreSQL", key="database")
+    p.add("u", "tech_stack", "Redis", key="cache")
+    p.remove("u", "skills", value="Go")
+    p.add("u", "tech_stack", "Valkey", key="cache")
+    p.add("other", "tech_stack", "Oracle", key="database")
+    p.add("other", "tech_stack", "DB2", key="database")
+    everything = p.superseded("u")
+    assert sorted(s.value for s in everything) == ["Go", "MySQL", "Redis"]
+    for field in ("tech_stack", "skills"):
+        assert p.superseded("u", field=field) == [s for s in everything if s.field == field]
+        assert p.history("u", field=field) == [r for r in p.history("u") if r.field == field]
+    assert [s.value for s in p.superseded("u", field="tech_stack")] == ["MySQL", "Redis"]
+    assert p.superseded("u", field="preferences") == []
+    assert [s.value for s in p.superseded("other", field="tech_stack")] == ["Oracle"]
+
+
 def test_move_with_unknown_old_value_is_still_recorded(store: BaseStore) -> None:
     p = ProfileStore(store)
     (rec,) = p.apply("u", [upd("tech_stack", "PostgreSQL", key="database", replaces="MySQL")])
