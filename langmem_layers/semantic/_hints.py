@@ -34,7 +34,10 @@ def profile_hints(
     named items after the current ones, newest first: the past sessions that
     episodic recall searches speak of the values current then ("We still run
     MySQL", "We moved from MySQL to PostgreSQL"), and the profile's history is
-    what knows they name the same thing. At most ``limit`` values in all.
+    what knows they name the same thing. An earlier value counts when it was
+    replaced by a value already found (under any key) or its key is named; a
+    value removed without a replacement ("forget that I use Go") does not. At
+    most ``limit`` values in all.
 
     Example:
         >>> from datetime import UTC, datetime
@@ -56,16 +59,16 @@ def profile_hints(
 
     """
     words = set(tokenize(query))
-    past = sorted(superseded, key=lambda s: s.until, reverse=True)
-    found = [(i.field, i.key, i.value) for i in profile.items]
-    found += [(s.field, s.key, s.value) for s in past]
     out: list[str] = []
-    for field, key, value in found:
-        if _names(words, field, key) and value not in out:
-            out.append(value)
-            if len(out) == limit:
-                break
-    return out
+    for item in profile.items:
+        if _names(words, item.field, item.key) and item.value not in out:
+            out.append(item.value)
+    for old in sorted(superseded, key=lambda s: s.until, reverse=True):
+        if old.replaced_by is None or old.value in out:
+            continue
+        if old.replaced_by in out or _names(words, old.field, old.key):
+            out.append(old.value)
+    return out[:limit]
 
 
 def named_fields(profile: Profile, query: str) -> list[str]:

@@ -259,6 +259,16 @@ def test_profile_hints_add_the_earlier_values_of_the_named_items() -> None:
         "CockroachDB",
         "MariaDB",
     ]
+    # a value removed without a replacement is no hint; one replaced under another key is
+    profiles.add("ada", "skills", "Go")
+    profiles.add("ada", "skills", "SQL")
+    profiles.remove("ada", "skills", value="Go")
+    profiles.add("ada", "tech_stack", "Kafka", key="queue")
+    profiles.add("ada", "tech_stack", "Redpanda", key="broker", replaces="Kafka")
+    profile, past = profiles.get("ada"), profiles.superseded("ada")
+    assert "Go" in {p.value for p in past}
+    assert profile_hints(profile, "Which skills do I have?", superseded=past) == ["SQL"]
+    assert profile_hints(profile, "Which broker?", superseded=past) == ["Redpanda", "Kafka"]
 
 
 @pytest.mark.parametrize("use_async", [False, True])
@@ -270,9 +280,9 @@ def test_the_recall_node_looks_for_earlier_values_too(
         "ada",
         "s1",
         [
-            HumanMessage("Our MySQL server ran out of disk space in March."),
-            HumanMessage("The staging cluster runs the load tests at night."),
             HumanMessage("Which of the two cafes near the office do we like more?"),
+            HumanMessage("The staging cluster runs the load tests at night."),
+            HumanMessage("Our MySQL server ran out of disk space in March."),
         ],
     )
     profiles = ProfileStore(InMemoryStore())
@@ -294,12 +304,14 @@ def test_the_recall_node_looks_for_earlier_values_too(
     )
     cfg = {"configurable": {"user_id": "ada"}}
 
-    def recall(question: str) -> list[str]:
+    def recall(question: str) -> list[dict[str, Any]]:
         state = {"messages": [HumanMessage(question)]}
         out = asyncio.run(node.ainvoke(state, cfg)) if use_async else node.invoke(state, cfg)
-        return [i["text"] for i in out["recalled_episodes"]]
+        return list(out["recalled_episodes"])
 
-    assert "MySQL" in recall("Which database do we use?")[0]
+    # archived last, so only its score (not the order of ties) puts it first
+    first, *rest = recall("Which database do we use?")
+    assert "MySQL" in first["text"] and first["score"] > max(i["score"] for i in rest)
     assert reads == ["ada:tech_stack"]  # the question names the database: its field's history
     # with the current value alone, nothing links that turn to the question
     current = EpisodicRetriever(store=store, user_id="ada", k=3, kinds=("turn",), **lexical)
