@@ -29,6 +29,7 @@ from langmem_layers.context import (
 from langmem_layers.defaults import Storage
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, LangmemError, MissingUserIdError
+from langmem_layers.semantic._backend import scan
 
 if TYPE_CHECKING:
     from langmem_layers.layers import MemoryLayers
@@ -52,18 +53,6 @@ def _check(user_id: str) -> str:
 
 def _user_namespaces(store: BaseStore, user_id: str) -> list[tuple[str, ...]]:
     return user_namespaces(store, user_id, USER_LAYERS)
-
-
-def _items(store: BaseStore, namespace: tuple[str, ...]) -> list[Any]:
-    out: list[Any] = []
-    offset = 0
-    while True:
-        page = store.search(namespace, limit=1000, offset=offset)
-        # search matches by prefix: keep only this exact namespace
-        out.extend(i for i in page if tuple(i.namespace) == tuple(namespace))
-        if len(page) < 1000:
-            return out
-        offset += 1000
 
 
 def _jsonable(value: Any) -> Any:
@@ -98,7 +87,7 @@ def export_user(user_id: str, /, *, store: BaseStore, episodes: EpisodeStore) ->
     user_id = _check(user_id)
     layers: dict[str, list[dict[str, Any]]] = {layer: [] for layer in USER_LAYERS}
     for ns in _user_namespaces(store, user_id):
-        for item in _items(store, ns):
+        for item in run(scan(store, tuple(ns))):
             layers[ns[1]].append(
                 {
                     "namespace": list(ns[3:]),

@@ -58,7 +58,13 @@ def scan(
         page = yield store_call(store, "search", ns, limit=PAGE, offset=len(out), **extra)
         out += page
         if len(page) < PAGE:
-            return [i for i in out if tuple(i.namespace) == ns]
+            break
+    if len({(tuple(i.namespace), i.key) for i in out}) < len(out):
+        # the stores order by update time with no tie-break: items written in one batch
+        # share it, and offset pages over them can repeat one item and skip another
+        # (PostgreSQL, thousands of items in one batch). One query reads each item once.
+        out = yield store_call(store, "search", ns, limit=len(out) + PAGE, **extra)
+    return [i for i in out if tuple(i.namespace) == ns]
 
 
 def get_many(store: BaseStore, ns: tuple[str, ...], keys: Sequence[str]) -> Core[dict[str, Any]]:

@@ -6,17 +6,24 @@ import itertools
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
+from langgraph.store.base import PutOp
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
+from langmem_layers.admin import export_user
+from langmem_layers.episodic import EpisodeStore
 from langmem_layers.semantic import (
     OfflineProfileExtractor,
     ProfileStore,
     ProfileUpdater,
 )
+from langmem_layers.semantic._merge import record_id
+from langmem_layers.semantic.types import HistoryRecord
+from langmem_layers.testing import DeterministicEmbeddings
 
 # psycopg and the PostgreSQL saver/store are dev dependencies; `postgres_url` (conftest.py)
 # skips these tests when the server is unreachable, and fails them under CI=true
@@ -74,6 +81,43 @@ def test_profile_history_and_as_of(pg_store: PostgresStore) -> None:
     assert [s.value for s in p.superseded(user, field="skills")] == ["Rust"]
     assert [r.field for r in p.history(user, field="skills")] == ["skills", "skills"]
     assert ProfileStore(pg_store).get("someone-else").is_empty
+
+
+def test_history_written_in_one_batch_is_read_whole(
+    pg_store: PostgresStore, tmp_path: Path
+) -> None:
+    """Thousands of records share one update time (one transaction): each is read once.
+
+    The store orders by update time with no tie-break, so offset pages over equal times
+    repeated some records and skipped others (6,000 records: 5,996 distinct read).
+    """
+    user = f"bulk-{uuid.uuid4().hex[:6]}"
+    ns = ProfileStore.namespace(user, "history")
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    ops = []
+    for i in range(6000):
+        field = "skills" if i % 3 == 0 else "tech_stack"
+        at = start + timedelta(seconds=i)
+        rec = HistoryRecord(
+            "added",
+            field,
+            None if field == "skills" else f"k{i}",
+            None,
+            f"v{i}",
+            at,
+            record_id=record_id(at),
+        )
+        ops.append(PutOp(ns, rec.record_id, rec.to_dict(), None))
+    pg_store.batch(ops)
+    p = ProfileStore(pg_store)
+    whole = p.history(user)
+    assert len({r.record_id for r in whole}) == len(whole) == 6000
+    some = p.history(user, field="tech_stack")
+    assert len({r.record_id for r in some}) == len(some) == 4000
+    # an export reads the store the same way
+    episodes = EpisodeStore(storage=tmp_path, embeddings=DeterministicEmbeddings())
+    exported = export_user(user, store=pg_store, episodes=episodes)["store"]["semantic"]
+    assert len({i["key"] for i in exported}) == len(exported) == 6000
 
 
 def test_two_threads_same_user(pg_store: PostgresStore) -> None:
