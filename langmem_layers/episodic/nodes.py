@@ -195,12 +195,10 @@ def create_recall_node(
         hints: list[str] = []
         if profiles is not None and _has_store(profiles):
             profile = yield twin(profiles, "get", ident.user_id)
-            hints = profile_hints(profile, query)
-            if hints:  # the question names an item: its earlier values name the same thing
-                past = []
-                for field in named_fields(profile, query):
-                    past += yield twin(profiles, "superseded", ident.user_id, field=field)
-                hints = profile_hints(profile, query, superseded=past)
+            past = []  # the named items' earlier values name the same things
+            for field in named_fields(profile, query):
+                past += yield twin(profiles, "superseded", ident.user_id, field=field)
+            hints = profile_hints(profile, query, superseded=past)
         docs = yield twin(retriever, "invoke", query, hints=hints)
         return {state_key: _budget(docs, counter, max_tokens)}
 
