@@ -5,6 +5,7 @@ Both cores take the :class:`~langmem_layers.MemoryLayers` and run with ``run``/`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,6 +18,8 @@ from langmem_layers.errors import LangmemError, ThreadOwnershipError
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.procedural import render_tips
 from langmem_layers.semantic import render_profile
+
+logger = logging.getLogger("langmem_layers.episodic")
 
 __all__ = [
     "after_turn",
@@ -70,16 +73,34 @@ def after_turn(
     )
     reason = WritePolicy.trigger(messages)
     if reason is not None and ident.thread_id:
-        yield Call(
+        step = Call(
             archive_session,
             aarchive_session,
-            (memory.episodes, messages),
+            (memory.episodes, list(messages)),
             {
                 "user_id": ident.user_id,
                 "session_id": ident.thread_id,
                 "reason": reason,
                 "policy": memory.policy,
             },
+        )
+        if memory.config.background_extraction:
+            # the judge calls the model: off the turn's path, on the updater's worker
+            # (sync) or as a task of the loop (async); MemoryLayers.flush() waits for it
+            job = _background_archive(step, ident.thread_id)
+            yield Call(memory.updater._submit, memory.updater._asubmit, (job,))
+        else:
+            yield step
+
+
+def _background_archive(step: Call, thread_id: str) -> Core[None]:
+    """An archive run in the background: a failure is logged, never raised."""
+    try:
+        yield step
+    except Exception:
+        logger.exception(
+            "background archive of thread %r failed; it is archived again at session end",
+            thread_id,
         )
 
 

@@ -15,6 +15,13 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from langmem_layers._checks import check_fraction
+from langmem_layers._llm import (
+    DEFAULT_CIRCUIT_COOLDOWN_S,
+    DEFAULT_CIRCUIT_FAILURES,
+    DEFAULT_MODEL_TIMEOUT_S,
+    StructuredMethod,
+    check_model_settings,
+)
 from langmem_layers.caps import OutputCaps
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._durability import Durability, check_durability
@@ -108,7 +115,8 @@ class MemoryConfig:
     """
 
     background_extraction: bool = False
-    """Run profile extraction without delaying the reply.
+    """Run profile extraction and the archive decision ("remember this") without
+    delaying the reply.
 
     Sync runs use a daemon worker thread, async runs an ``asyncio`` task; call
     ``MemoryLayers.flush()`` / ``aflush()`` before closing the store.
@@ -153,6 +161,37 @@ class MemoryConfig:
     ``"write-through"`` writes each record before the tool call returns (nothing
     acknowledged is lost; about one store write per tool call). Applies to the
     ``ProceduralMemory`` that ``MemoryLayers`` builds.
+    """
+
+    structured_output: StructuredMethod = "auto"
+    """How the layers ask their model for structured answers (profile updates, episode
+    summaries): ``"auto"``, ``"json_schema"``, ``"function_calling"`` or ``"json_mode"``.
+
+    Every schema is sent in OpenAI's strict subset (all properties required,
+    nullable instead of optional, ``additionalProperties: false``, no ``default``,
+    length or composition keywords); ranges and caps are checked after parsing.
+    ``"auto"`` starts with strict ``json_schema``; when the endpoint refuses the
+    format itself (llama.cpp's server: "Input should be 'text' or 'json_object'")
+    it falls back to function calling, then to JSON mode with the schema in the
+    prompt, and remembers what worked for the rest of the process. Models outside
+    the OpenAI family use their own ``with_structured_output`` under ``"auto"``.
+    """
+
+    model_timeout_s: float = DEFAULT_MODEL_TIMEOUT_S
+    """Seconds one memory operation (a profile extraction, an episode judgement, a
+    window summary) may spend on the model, over all its calls; then the offline
+    path answers. The layers' calls never use the client's own retries.
+    """
+
+    model_circuit_failures: int = DEFAULT_CIRCUIT_FAILURES
+    """Consecutive failures of the memory model's endpoint (connection refused, HTTP
+    error) after which it is skipped for ``model_circuit_cooldown_s``; one timeout
+    opens the circuit at once (a hung endpoint would cost every turn the timeout).
+    """
+
+    model_circuit_cooldown_s: float = DEFAULT_CIRCUIT_COOLDOWN_S
+    """How long a failing endpoint is skipped (the offline path is used meanwhile);
+    then one call probes it, and a success closes the circuit.
     """
 
     redaction: RedactionConfig = RedactionConfig()  # noqa: RUF009 (frozen, shared safely)
@@ -203,6 +242,12 @@ class MemoryConfig:
             "recall_min_score_ratio",
             self.recall_min_score_ratio,
             "recall_min_score_ratio=0.5 (0 keeps recall_k items)",
+        )
+        check_model_settings(
+            self.structured_output,
+            self.model_timeout_s,
+            self.model_circuit_failures,
+            self.model_circuit_cooldown_s,
         )
         if not isinstance(self.background_extraction, bool):
             raise ConfigurationError(

@@ -395,7 +395,12 @@ def _log_once(key: str, message: str) -> None:
 def resolve_chat_model(
     model: BaseChatModel | str | None = None, *, purpose: str = ""
 ) -> BaseChatModel | None:
-    """Explicit model > ``OPENAI_API_KEY`` → ``ChatOpenAI`` > ``None`` (offline fallback).
+    """Explicit model > ``ChatOpenAI`` from the environment > ``None`` (offline fallback).
+
+    The environment: ``OPENAI_API_KEY`` (OpenAI), or ``LANGMEM_OPENAI_BASE_URL``
+    (an OpenAI-compatible server such as llama.cpp's, vLLM or Ollama's ``/v1``;
+    no key needed); ``LANGMEM_OPENAI_MODEL`` names the model (default
+    ``gpt-4o-mini``).
 
     Args:
         model: A chat model, or a ``"provider:model"`` string for
@@ -429,12 +434,23 @@ def resolve_chat_model(
             f"model must be a LangChain chat model or a 'provider:model' string, got "
             f"{type(model).__name__}"
         )
-    if os.environ.get("OPENAI_API_KEY"):
+    base_url = os.environ.get("LANGMEM_OPENAI_BASE_URL", "").strip()
+    if os.environ.get("OPENAI_API_KEY") or base_url:
         from langchain_openai import ChatOpenAI
 
         name = os.environ.get("LANGMEM_OPENAI_MODEL", DEFAULT_OPENAI_MODEL)
-        _log_once("openai", f"langmem_layers: using ChatOpenAI({name!r}) from OPENAI_API_KEY")
-        chat: Any = ChatOpenAI(model=name, temperature=0)
+        options: dict[str, Any] = {"model": name, "temperature": 0}
+        where = "OPENAI_API_KEY"
+        if base_url:
+            from langmem_layers._llm import _safe_url
+
+            # an OpenAI-compatible server of your own (llama.cpp, vLLM, Ollama): it may
+            # need no key, but the client insists on one
+            options["base_url"] = base_url
+            options["api_key"] = os.environ.get("OPENAI_API_KEY") or "not-needed"
+            where = f"LANGMEM_OPENAI_BASE_URL={_safe_url(base_url)}"
+        _log_once(f"openai:{where}", f"langmem_layers: using ChatOpenAI({name!r}) from {where}")
+        chat: Any = ChatOpenAI(**options)
         return chat
     _log_once(
         f"offline:{purpose}",

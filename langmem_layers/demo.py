@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 
+from langmem_layers._llm import describe_endpoint
 from langmem_layers.context import RunScope
 from langmem_layers.defaults import Storage, resolve_chat_model
 from langmem_layers.text import message_text
@@ -260,7 +261,8 @@ def run_demo(
     agent_model = chat or OfflineDemoModel()
     user = "ada@example.com"
     say(f"Storage folder: {storage.path}")
-    say(f"Agent model: {type(agent_model).__name__}" + ("" if chat else " (offline, no API key)"))
+    where = f" at {describe_endpoint(chat)}" if chat is not None else " (offline, no API key)"
+    say(f"Agent model: {type(agent_model).__name__}{where}")
     observed: dict[str, Any] = {"storage": str(storage.path), "sessions": []}
     with storage.checkpointer() as saver, storage.store() as store:
         memory = MemoryLayers(

@@ -23,9 +23,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
 from langmem_layers._checks import check_model
+from langmem_layers._llm import MemoryModel
 from langmem_layers._steps import Core, arun, run, twin
 from langmem_layers.config import MemoryConfig
-from langmem_layers.defaults import Storage
+from langmem_layers.defaults import Storage, resolve_chat_model
 from langmem_layers.episodic import CacheOptions, EpisodeStore, WritePolicy, create_recall_node
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
@@ -121,13 +122,27 @@ class MemoryLayers:
             procedural.durability = self.config.procedural_durability
         self.procedural = procedural
         self.counter = TokenCounter()
+        chat = resolve_chat_model(model, purpose="memory (summaries, profile, episodes)")
+        cfg = self.config
+        #: The layers' own model (None: offline), shared so one circuit covers its endpoint.
+        self.model: MemoryModel | None = (
+            None
+            if chat is None
+            else MemoryModel(
+                chat,
+                structured_output=cfg.structured_output,
+                timeout_s=cfg.model_timeout_s,
+                circuit_failures=cfg.model_circuit_failures,
+                circuit_cooldown_s=cfg.model_circuit_cooldown_s,
+            )
+        )
         self.updater = ProfileUpdater(
             self.profiles,
-            model=model,
+            model=self.model,
             every_n_turns=self.config.extract_every,
             background=self.config.background_extraction,
         )
-        self.policy = WritePolicy(model=model)
+        self.policy = WritePolicy(model=self.model)
         self.recall_node: Runnable[Any, Any] = create_recall_node(
             self.episodes,
             k=self.config.recall_k,
@@ -138,7 +153,7 @@ class MemoryLayers:
         self.window_node: Runnable[Any, Any] = create_window_node(
             max_tokens=self.config.window_tokens,
             keep_last_turns=self.config.keep_last_turns,
-            model=model,
+            model=self.model,
             token_counter=self.counter,
         )
         self.tool_hooks = ProceduralMiddleware(self.procedural, inject_tips=False)
@@ -191,6 +206,32 @@ class MemoryLayers:
                 yield layers
             finally:
                 layers.flush()
+
+    def stats(self) -> dict[str, Any]:
+        """What the layers' model calls and extractions did (counters, for logs and tests).
+
+        ``model``: the memory model's endpoint (base URL and model), calls,
+        answers, failures by kind (connection, timeout, http, invalid,
+        ungrounded), structured-output fallbacks, calls skipped while the
+        circuit was open, circuit openings and state, and the method that
+        worked per schema (``None`` without a model). ``profile``: the
+        updater's counters. ``episodes``: judge failures covered by the offline
+        summary.
+
+        Example:
+            >>> import tempfile
+            >>> from langmem_layers import MemoryLayers
+            >>> from langmem_layers.testing import DeterministicEmbeddings
+            >>> MemoryLayers(storage=tempfile.mkdtemp(),
+            ...              embeddings=DeterministicEmbeddings()).stats()["model"] is None
+            True
+
+        """
+        return {
+            "model": self.model.stats() if self.model is not None else None,
+            "profile": self.updater.stats,
+            "episodes": {"judge_failures": self.policy.llm_failures},
+        }
 
     def _flush(self) -> Core[None]:
         yield twin(self.updater, "flush")

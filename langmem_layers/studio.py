@@ -26,8 +26,14 @@ Environment variables, read when the module is imported:
 * ``LANGMEM_CHROMA_PORT``: its port (default ``8000``).
 * ``LANGMEM_HOME``: without ``LANGMEM_CHROMA_HOST``, episodes go to Chroma in
   this storage folder (default ``./.langmem`` in the server's working directory).
-* ``OPENAI_API_KEY``: when set, the agent model is ``ChatOpenAI``; otherwise
-  the offline demo model.
+* ``OPENAI_API_KEY``, or ``LANGMEM_OPENAI_BASE_URL`` (an OpenAI-compatible
+  server of your own, e.g. llama.cpp's ``http://127.0.0.1:8080/v1``), with
+  ``LANGMEM_OPENAI_MODEL``: the agent model and the memory's own model are
+  ``ChatOpenAI`` on that endpoint; otherwise the offline demo model and the
+  offline memory paths.
+* ``LANGMEM_STRUCTURED_OUTPUT``, ``LANGMEM_MODEL_TIMEOUT_S``,
+  ``LANGMEM_MODEL_CIRCUIT_FAILURES``, ``LANGMEM_MODEL_CIRCUIT_COOLDOWN_S``: how
+  the memory calls its model (see :class:`~langmem_layers.MemoryConfig`).
 * ``LANGMEM_SYSTEM_PROMPT``, ``LANGMEM_BUDGET_TOKENS``, ``LANGMEM_WINDOW_TOKENS``,
   ``LANGMEM_KEEP_LAST_TURNS``, ``LANGMEM_EXTRACT_EVERY``,
   ``LANGMEM_BACKGROUND_EXTRACTION``, ``LANGMEM_RECALL_K``,

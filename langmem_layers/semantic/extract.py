@@ -13,10 +13,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
-from langmem_layers._retry import RetryOnce
+from langmem_layers._llm import MemoryModel, Ungrounded, as_memory_model
+from langmem_layers._retry import InvalidOutput
 from langmem_layers._steps import Core, arun, run
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.fences import fence, one_line
+from langmem_layers.semantic._grounding import ground_updates
 from langmem_layers.semantic.schema import (
     FieldSpec,
     ProfileSchema,
@@ -58,6 +60,7 @@ class ExtractionStats:
     dropped: int = 0
     retries: int = 0
     failures: int = 0
+    ungrounded: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def bump(self, **counts: int) -> None:
@@ -77,6 +80,7 @@ class ExtractionResult:
         failed: The model's output was unusable twice (or it raised); nothing applies.
         error: The last error, when ``failed``.
         extractor: Name of the extractor.
+        skipped: ``failed`` without a call (the model's circuit was open).
 
     Example:
         >>> from langmem_layers.semantic import ExtractionResult
@@ -90,6 +94,7 @@ class ExtractionResult:
     failed: bool = False
     error: str | None = None
     extractor: str = ""
+    skipped: bool = False
 
 
 @runtime_checkable
@@ -139,14 +144,12 @@ conversation fences is HTML-escaped (&lt; &gt; &amp;) and ⏎ marks a line break
 Current profile:
 {profile}"""
 
-_RETRY = RetryOnce(
-    feedback=lambda error: (
+
+def _feedback(error: str) -> str:
+    return (
         f"Your previous answer was rejected: {error[:1500]}\nAnswer again with a valid "
         "ProfileUpdates object (an empty list of updates is fine)."
-    ),
-    logger=logger,
-    give_up="profile extraction skipped after a retry: %s; the profile was left unchanged",
-)
+    )
 
 
 def _describe_fields(specs: dict[str, FieldSpec]) -> str:
@@ -171,15 +174,23 @@ def _transcript(messages: Sequence[BaseMessage]) -> str:
 class LLMProfileExtractor:
     """Extract profile updates with a chat model's structured output.
 
-    The model answers with :class:`ProfileUpdates`. Output that does not parse,
-    violates the schema (unknown field, missing key, importance outside 0-1,
-    wrong types) or a model exception is retried once with the error in the
-    prompt; if it fails again the run is skipped with a logged warning,
-    ``stats.failures`` is incremented and the result is ``failed`` with no
-    updates. Valid items under ``threshold`` are dropped.
+    The model answers with :class:`ProfileUpdates`, sent in OpenAI's strict
+    schema subset through a :class:`~langmem_layers._llm.MemoryModel` (a
+    deadline per extraction, a circuit per endpoint, the structured-output
+    method that the endpoint accepts). Output that does not parse or violates
+    the schema (unknown field, missing key, importance outside 0-1, wrong
+    types) is retried once with the error in the prompt. Every value (and
+    ``replaces``) must be grounded in what the user said in the messages
+    shown: the others are dropped and counted in ``stats.ungrounded``, and a
+    reply with nothing grounded counts as invalid. A failed extraction
+    (connection, timeout, HTTP error, twice invalid, open circuit) is
+    ``failed`` with no updates and ``stats.failures`` incremented; the
+    :class:`~langmem_layers.semantic.ProfileUpdater` then lets the offline
+    rules cover the batch and offers it to the model again later. Valid items
+    under ``threshold`` are dropped.
 
     Args:
-        model: A chat model that supports ``with_structured_output``.
+        model: A chat model (or a ``MemoryModel`` shared with other layers).
         schema: The profile schema (field names and policies shown to the model).
         threshold: Minimum importance to keep an item (default 0.4).
         max_messages: Only the last this many messages are shown.
@@ -201,7 +212,7 @@ class LLMProfileExtractor:
 
     def __init__(
         self,
-        model: BaseChatModel,
+        model: BaseChatModel | MemoryModel,
         /,
         *,
         schema: type[BaseModel] = ProfileSchema,
@@ -209,7 +220,7 @@ class LLMProfileExtractor:
         max_messages: int = 20,
         name: str = "llm",
     ) -> None:
-        if not hasattr(model, "with_structured_output"):
+        if not isinstance(model, MemoryModel) and not hasattr(model, "with_structured_output"):
             raise ConfigurationError(
                 f"model must be a LangChain chat model with with_structured_output, "
                 f"got {type(model).__name__}"
@@ -218,14 +229,14 @@ class LLMProfileExtractor:
             raise ConfigurationError(f"threshold must be in [0, 1], got {threshold}")
         if max_messages < 1:
             raise ConfigurationError(f"max_messages must be >= 1, got {max_messages}")
-        self.model = model
+        self.llm: MemoryModel = as_memory_model(model)  # type: ignore[assignment]
+        self.model = self.llm.model
         self.schema = schema
         self.fields = profile_fields(schema)
         self.threshold = threshold
         self.max_messages = max_messages
         self.name = name
         self.stats = ExtractionStats()
-        self._runnable: Any = model.with_structured_output(ProfileUpdates, include_raw=True)
 
     def __repr__(self) -> str:
         return f"LLMProfileExtractor({type(self.model).__name__}, threshold={self.threshold})"
@@ -243,8 +254,15 @@ class LLMProfileExtractor:
             HumanMessage("Conversation:\n" + (fence("conversation", convo) or "(empty)")),
         ]
 
-    def validate(self, output: Any) -> list[ProfileUpdate]:
-        """Turn the structured-output result into checked updates, or raise ``ValueError``."""
+    def validate(
+        self, output: Any, messages: Sequence[BaseMessage] | None = None
+    ) -> list[ProfileUpdate]:
+        """Turn the structured answer into checked updates, or raise ``ValueError``.
+
+        With ``messages``, values not grounded in the user's words are dropped
+        (:class:`~langmem_layers._llm.Ungrounded` when none is left of a
+        non-empty answer).
+        """
         if isinstance(output, dict) and "raw" in output:
             if output.get("parsing_error") is not None:
                 raise ValueError(f"output did not match the schema: {output['parsing_error']}")
@@ -274,8 +292,23 @@ class LLMProfileExtractor:
             elif spec.needs_key and not (u.key and u.key.strip()):
                 problems.append(f"updates[{i}] for field {u.field!r} needs a key")
         if problems:
-            raise ValueError("; ".join(problems))
-        return parsed.updates
+            raise InvalidOutput("; ".join(problems))
+        if messages is None:
+            return parsed.updates
+        kept, dropped = ground_updates(parsed.updates, messages)
+        if dropped:
+            self.stats.bump(ungrounded=len(dropped))
+            logger.info(
+                "profile extraction: %d value(s) not found in what the user said were dropped: %s",
+                len(dropped),
+                ", ".join(repr(u.value[:40]) for u in dropped[:5]),
+            )
+        if dropped and not kept:
+            raise Ungrounded(
+                "none of the values appear in the user's messages; report only what the "
+                "user said, in their words"
+            )
+        return kept
 
     def _result(self, updates: list[ProfileUpdate]) -> ExtractionResult:
         kept = [u for u in updates if u.importance >= self.threshold]
@@ -285,13 +318,20 @@ class LLMProfileExtractor:
 
     def _extract(self, profile: Profile, messages: Sequence[BaseMessage]) -> Core[ExtractionResult]:
         self.stats.bump(runs=1)
-        outcome = yield from _RETRY.call(
-            self._runnable, self.prompt(profile, messages), self.validate
+        shown = list(messages)[-self.max_messages :]
+        outcome = yield from self.llm.call(
+            self.prompt(profile, shown),
+            lambda out: self.validate(out, shown),
+            schema=ProfileUpdates,
+            feedback=_feedback,
+            purpose="profile extraction",
         )
         self.stats.bump(retries=outcome.retries)
         if outcome.value is None:
             self.stats.bump(failures=1)
-            return ExtractionResult([], failed=True, error=outcome.error, extractor=self.name)
+            return ExtractionResult(
+                [], failed=True, error=outcome.error, extractor=self.name, skipped=outcome.skipped
+            )
         return self._result(outcome.value)
 
     def extract(self, profile: Profile, messages: Sequence[BaseMessage]) -> ExtractionResult:

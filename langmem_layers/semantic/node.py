@@ -14,6 +14,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.store.base import BaseStore
 
+from langmem_layers._llm import MemoryModel
 from langmem_layers._steps import Call, Core, arun, blocking, node, run, store_call
 from langmem_layers.context import current_runtime, resolve_identity, user_namespace
 from langmem_layers.defaults import resolve_chat_model
@@ -26,6 +27,7 @@ from langmem_layers.semantic.extract import (
     ProfileExtractor,
 )
 from langmem_layers.semantic.offline import OfflineProfileExtractor
+from langmem_layers.semantic.schema import ProfileUpdate
 from langmem_layers.semantic.store import LAYER, ProfileStore
 from langmem_layers.semantic.types import HistoryRecord, Profile
 
@@ -57,12 +59,28 @@ class ProfileUpdater:
     """Runs profile extraction every N user turns and at session end.
 
     A per-thread cursor (the last message extracted) is kept in the store, so
-    each message is read once even across restarts. The cursor moves only past
+    each message is read once even across restarts.
+
+    With a model (the default :class:`LLMProfileExtractor`), the offline rules
+    are a floor: every batch is also read by the
+    :class:`OfflineProfileExtractor`, and what it finds for an item the model
+    did not report is stored too (the model wins on the same item), so a
+    profile never holds less than the offline rules give. When the model fails
+    (connection, timeout, HTTP error, invalid or ungrounded output, open
+    circuit), the offline rules alone cover the batch, the cursor moves on, and
+    the messages the model has not read are offered to it again with the next
+    batch (``model_after`` in the cursor; at most ``max_messages``). After
+    ``profiles.caps.max_failed_extractions`` (3) model failures in a row that
+    backlog is dropped, counted in ``skipped_batches`` and logged (the offline
+    rules had covered it).
+
+    With another extractor (offline, or your own), the cursor moves only past
     messages extracted successfully (or left out by ``max_messages``): a batch
     whose extraction failed is retried at the next trigger; after
     ``profiles.caps.max_failed_extractions`` (3) failures in a row it is skipped,
     counted and logged. :attr:`stats` has the counters (``failed_batches``,
-    ``skipped_batches``, and the caps' ``capped_values``/``dropped_items``). With
+    ``skipped_batches``, ``offline_covered``, and the caps'
+    ``capped_values``/``dropped_items``). With
     ``background=True`` the node returns at once and the extraction runs on a
     daemon worker thread (sync calls) or as an ``asyncio`` task of the running
     loop (async calls: only async store, model and embedding calls, no thread
@@ -79,7 +97,7 @@ class ProfileUpdater:
         extractor: Any :class:`ProfileExtractor`. If omitted: an
             :class:`LLMProfileExtractor` on ``model`` (or on ``ChatOpenAI`` when
             ``OPENAI_API_KEY`` is set), else the :class:`OfflineProfileExtractor`.
-        model: A chat model for the default extractor.
+        model: A chat model (or a ``MemoryModel``) for the default extractor.
         every_n_turns: Extract after this many new user messages.
         threshold: Importance threshold of the default extractor.
         background: Run extractions without delaying the reply.
@@ -111,7 +129,7 @@ class ProfileUpdater:
         /,
         *,
         extractor: ProfileExtractor | None = None,
-        model: BaseChatModel | None = None,
+        model: BaseChatModel | MemoryModel | None = None,
         every_n_turns: int = 3,
         threshold: float = DEFAULT_THRESHOLD,
         background: bool = False,
@@ -124,13 +142,24 @@ class ProfileUpdater:
             )
         self.profiles = profiles or ProfileStore()
         if extractor is None:
-            chat = resolve_chat_model(model, purpose="profile extraction")
+            chat: Any = (
+                model
+                if isinstance(model, MemoryModel)
+                else resolve_chat_model(model, purpose="profile extraction")
+            )
             extractor = (
                 LLMProfileExtractor(chat, schema=self.profiles.schema, threshold=threshold)
                 if chat is not None
                 else OfflineProfileExtractor(schema=self.profiles.schema, threshold=threshold)
             )
         self.extractor: ProfileExtractor = extractor
+        #: The offline rules applied under a model's extraction (set None: no floor).
+        self.floor: OfflineProfileExtractor | None = (
+            OfflineProfileExtractor(schema=self.profiles.schema, threshold=threshold)
+            if isinstance(extractor, LLMProfileExtractor)
+            else None
+        )
+        self.offline_covered = 0
         self.every_n_turns = every_n_turns
         self.background = background
         self.messages_key = messages_key
@@ -155,6 +184,7 @@ class ProfileUpdater:
             "errors": self.errors,
             "failed_batches": self.failed_batches,
             "skipped_batches": self.skipped_batches,
+            "offline_covered": self.offline_covered,
             "capped_values": caps.capped_values,
             "dropped_items": caps.dropped_items,
         }
@@ -248,14 +278,135 @@ class ProfileUpdater:
         prior: Mapping[str, Any],
         user_id: str,
         thread_id: str | None,
+        model_batch: list[BaseMessage] | None = None,
     ) -> Core[list[HistoryRecord]]:
         """Extract ``batch``, then move the cursor (or keep it for a retry)."""
+        if self.floor is not None:
+            return (
+                yield from self._run_floored(
+                    profiles, batch, model_batch or batch, prior, user_id, thread_id
+                )
+            )
         try:
             records, ok = yield from self._update(profiles, batch, user_id, thread_id)
         except ConfigurationError:
             yield from self._advance(profiles, batch, prior, False, user_id, thread_id)
             raise
         yield from self._advance(profiles, batch, prior, ok, user_id, thread_id)
+        return records
+
+    # ------------------------------------------------ model + offline floor
+    def _model_batch(
+        self, messages: Sequence[BaseMessage], prior: Mapping[str, Any], batch: list[BaseMessage]
+    ) -> list[BaseMessage]:
+        """What the model reads: its backlog (messages it has not read) and ``batch``."""
+        if self.floor is None or not prior.get("model_pending"):
+            return batch
+        backlog = _pending(messages, prior.get("model_after"))
+        return (backlog if len(backlog) > len(batch) else batch)[-self.max_messages :]
+
+    def _slots(self, updates: Sequence[ProfileUpdate]) -> set[tuple[str, str]]:
+        fields = getattr(self.extractor, "fields", {})
+        out = set()
+        for u in updates:
+            spec = fields.get(u.field)
+            if spec is not None and spec.shape == "list":
+                out.add((u.field, " ".join(u.value.casefold().split())))
+            else:
+                out.add((u.field, (u.key or "").casefold().strip()))
+        return out
+
+    def _floor_extras(
+        self, found: Sequence[ProfileUpdate], model: Sequence[ProfileUpdate]
+    ) -> list[ProfileUpdate]:
+        """Offline items for slots the model did not report (the model wins on the same item)."""
+        taken = self._slots(model)
+        return [u for u in found if not (self._slots([u]) & taken)]
+
+    def _update_floored(
+        self,
+        profiles: ProfileStore,
+        batch: list[BaseMessage],
+        model_batch: list[BaseMessage],
+        user_id: str,
+        thread_id: str | None,
+    ) -> Core[tuple[list[HistoryRecord], ExtractionResult | None]]:
+        """The model on ``model_batch``, the offline rules on ``batch``; both applied."""
+        assert self.floor is not None
+        try:
+            profile = yield from profiles._get(user_id)
+            result: ExtractionResult = yield _extract_step(self.extractor, profile, model_batch)
+            found = yield blocking(self.floor.extract, profile, batch)
+            model = [] if result.failed else result.updates
+            extras = self._floor_extras(found.updates, model)
+            if result.failed:
+                with self._lock:
+                    self.offline_covered += 1
+                logger.info(
+                    "profile extraction for %r: the model failed (%s); the offline rules "
+                    "covered %d messages (%d items)",
+                    user_id,
+                    result.error,
+                    len(batch),
+                    len(extras),
+                )
+            records: list[HistoryRecord] = []
+            if model:
+                records += yield from profiles._apply(
+                    user_id, model, thread_id, result.extractor or "llm", None
+                )
+            if extras:
+                records += yield from profiles._apply(
+                    user_id, extras, thread_id, found.extractor or "offline", None
+                )
+            return records, result
+        except ConfigurationError:
+            raise
+        except Exception:
+            with self._lock:
+                self.errors += 1
+            logger.exception("profile update failed for %r; the profile is unchanged", user_id)
+            return [], None
+
+    def _run_floored(
+        self,
+        profiles: ProfileStore,
+        batch: list[BaseMessage],
+        model_batch: list[BaseMessage],
+        prior: Mapping[str, Any],
+        user_id: str,
+        thread_id: str | None,
+    ) -> Core[list[HistoryRecord]]:
+        try:
+            records, result = yield from self._update_floored(
+                profiles, batch, model_batch, user_id, thread_id
+            )
+        except ConfigurationError:
+            yield from self._advance(profiles, batch, prior, False, user_id, thread_id)
+            raise
+        if result is None:  # the store failed: nothing was applied, retry at the next trigger
+            yield from self._advance(profiles, batch, prior, False, user_id, thread_id)
+            return records
+        value: dict[str, Any] = {"last_id": batch[-1].id}
+        if result.failed:
+            failures = int(prior.get("model_failures", 0)) + (not result.skipped)
+            after = prior.get("model_after") if prior.get("model_pending") else prior.get("last_id")
+            with self._lock:
+                self.failed_batches += not result.skipped
+                drop = failures >= self.max_failures
+                self.skipped_batches += drop
+            if drop:
+                logger.warning(
+                    "profile extraction for %r: the model failed %d times in a row; its "
+                    "backlog of %d messages is dropped (the offline rules covered them)",
+                    user_id,
+                    failures,
+                    len(model_batch),
+                )
+            else:
+                value.update(model_pending=True, model_after=after, model_failures=failures)
+        ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
+        yield store_call(profiles.store, "put", ns, key, value, index=False)
         return records
 
     def _claim(self, claim: tuple[str, str]) -> bool:
@@ -312,14 +463,15 @@ class ProfileUpdater:
         batch = self._due(messages, prior, force)
         if batch is None:
             return None
+        model_batch = self._model_batch(messages, prior, batch)
         if background:
             # one job per thread at a time: the cursor moves when it ends, so a second
             # job started now would extract the same messages again
             if self._claim((user_id, key)):
-                job = self._run_batch(profiles, batch, prior, user_id, thread_id)
+                job = self._run_batch(profiles, batch, prior, user_id, thread_id, model_batch)
                 yield Call(self._submit, self._asubmit, (self._guarded(job, (user_id, key)),))
             return None
-        return (yield from self._run_batch(profiles, batch, prior, user_id, thread_id))
+        return (yield from self._run_batch(profiles, batch, prior, user_id, thread_id, model_batch))
 
     def maybe_update(
         self,

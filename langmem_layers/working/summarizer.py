@@ -23,7 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langmem_layers._retry import InvalidOutput, RetryOnce
+from langmem_layers._llm import MemoryModel, as_memory_model
+from langmem_layers._retry import InvalidOutput
 from langmem_layers._steps import Call, Core, arun, blocking, run
 from langmem_layers.defaults import resolve_chat_model
 from langmem_layers.errors import ConfigurationError
@@ -237,13 +238,9 @@ _SYSTEM_PROMPT = (
     "the fences is HTML-escaped (&lt; &gt; &amp;) and ⏎ marks a line break."
 )
 
-_RETRY = RetryOnce(
-    feedback=lambda error: (
-        f"Your previous reply was rejected: {error}. Reply with the summary only."
-    ),
-    logger=logger,
-    give_up="langmem_layers: LLM summary failed twice (%s); using the extractive summarizer",
-)
+
+def _feedback(error: str) -> str:
+    return f"Your previous reply was rejected: {error}. Reply with the summary only."
 
 
 def _one_line_transcript(messages: Sequence[BaseMessage]) -> str:
@@ -256,13 +253,17 @@ def _one_line_transcript(messages: Sequence[BaseMessage]) -> str:
 class LLMSummarizer:
     """Summarize with a chat model; retry once, then fall back to the extractive summarizer.
 
-    A reply is invalid when the call raises, when it has no text (empty, or only
-    tool calls) or when it is longer than three times ``max_tokens``. The first
-    failure is retried with the reason appended to the prompt; a second one is
-    logged, counted in ``fallbacks`` and answered by ``fallback``.
+    A reply is invalid when it has no text (empty, or only tool calls) or when
+    it is longer than three times ``max_tokens``; an invalid reply is retried
+    once with the reason appended to the prompt. A second invalid reply, a
+    failing endpoint (connection, timeout, HTTP error) or an open circuit is
+    logged, counted in ``fallbacks`` and answered by ``fallback``. The call runs
+    through a :class:`~langmem_layers._llm.MemoryModel`: one deadline per
+    summary, one circuit per endpoint.
 
     Args:
-        model: The chat model (positional-only).
+        model: The chat model, or a ``MemoryModel`` shared with other layers
+            (positional-only).
         max_tokens: Length asked of the model, in tokens.
         max_input_tokens: Longest transcript sent; longer ones are first reduced
             extractively to this many tokens.
@@ -283,7 +284,7 @@ class LLMSummarizer:
 
     def __init__(
         self,
-        model: BaseChatModel,
+        model: BaseChatModel | MemoryModel,
         /,
         *,
         max_tokens: int = DEFAULT_SUMMARY_TOKENS,
@@ -291,12 +292,13 @@ class LLMSummarizer:
         fallback: Summarizer | None = None,
         token_counter: TokenCounter | None = None,
     ) -> None:
-        if not isinstance(model, BaseChatModel):
+        if not isinstance(model, BaseChatModel | MemoryModel):
             raise ConfigurationError(
                 f"LLMSummarizer needs a LangChain chat model, got {type(model).__name__}; "
                 "pass e.g. ChatOpenAI(...) or use ExtractiveSummarizer() offline"
             )
-        self.model = model
+        self.llm: MemoryModel = as_memory_model(model)  # type: ignore[assignment]
+        self.model = self.llm.model
         self.max_tokens = max_tokens
         self.max_input_tokens = max_input_tokens
         self.counter = token_counter or TokenCounter()
@@ -348,10 +350,13 @@ class LLMSummarizer:
     def _summarize_core(self, previous_summary: str, messages: Sequence[BaseMessage]) -> Core[str]:
         # rendering and counting the transcript (maybe reducing it) is CPU work
         prompt: list[BaseMessage] = yield blocking(self._prompt, previous_summary, messages)
-        outcome = yield from _RETRY.call(self.model, prompt, self._check)
+        outcome = yield from self.llm.call(
+            prompt, self._check, feedback=_feedback, purpose="window summary"
+        )
         self.retries += outcome.retries
         if outcome.value is not None:
             return outcome.value
+        logger.info("LLM summary failed (%s); using the extractive summarizer", outcome.error)
         self.fallbacks += 1
         summary: str = yield _summarize_step(self.fallback, previous_summary, messages)
         return summary
@@ -376,7 +381,7 @@ def resolve_summarizer(
     summarizer: Summarizer | None = None,
     /,
     *,
-    model: BaseChatModel | str | None = None,
+    model: BaseChatModel | MemoryModel | str | None = None,
     max_tokens: int = DEFAULT_SUMMARY_TOKENS,
     token_counter: TokenCounter | None = None,
 ) -> Summarizer:
@@ -403,7 +408,11 @@ def resolve_summarizer(
                 f"{type(summarizer).__name__}; use ExtractiveSummarizer() or LLMSummarizer(model)"
             )
         return summarizer
-    chat = resolve_chat_model(model, purpose="working-memory summaries")
+    chat: Any = (
+        model
+        if isinstance(model, MemoryModel)
+        else resolve_chat_model(model, purpose="working-memory summaries")
+    )
     if chat is None:
         return ExtractiveSummarizer(max_tokens=max_tokens, token_counter=token_counter)
     return LLMSummarizer(chat, max_tokens=max_tokens, token_counter=token_counter)

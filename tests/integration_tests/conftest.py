@@ -144,3 +144,59 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     """``chroma run`` on a free loopback port for the test module: (host, port)."""
     with running_chroma(tmp_path_factory.mktemp("chroma-server")) as address:
         yield address
+
+
+# ------------------------------------------------------------- llama.cpp's server
+@contextmanager
+def running_llama_server(log: Path) -> Iterator[str]:
+    """llama.cpp's OpenAI-compatible server with SmolLM2-135M on a free loopback port.
+
+    The interpreter and the model file come from ``make`` (``LANGMEM_LLAMA_PYTHON``,
+    ``LANGMEM_LLAMA_MODEL``: the ``.venv/.llama`` step builds them). Yields the base
+    URL (``http://127.0.0.1:PORT/v1``).
+    """
+    python = os.environ.get("LANGMEM_LLAMA_PYTHON", "")
+    model = os.environ.get("LANGMEM_LLAMA_MODEL", "")
+    if not (python and Path(python).exists() and model and Path(model).exists()):
+        _unavailable(
+            "llama.cpp's server is not installed: run the tests with `make integration` "
+            "(LANGMEM_LLAMA_PYTHON / LANGMEM_LLAMA_MODEL are set by the .venv/.llama step)"
+        )
+    port = free_port()
+    command = [python, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--n_ctx", "8192", "--n_threads", "2", "--verbose", "false"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama.cpp's server exited with code {proc.returncode}{_tail(log)}")
+            try:
+                import httpx
+
+                if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama.cpp's server did not answer within 120 s{_tail(log)}")
+            time.sleep(0.5)  # waiting for a server to load its model, not synchronising a test
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of llama.cpp's server (SmolLM2-135M) for the whole test session."""
+    with running_llama_server(tmp_path_factory.mktemp("llama") / "server.log") as url:
+        yield url

@@ -254,7 +254,7 @@ async def test_async_judge_bad_output_twice_falls_back_offline(
     model = FakeChatModel(responses=[bad, bad])
     policy = WritePolicy(model=model)
     msgs = [HumanMessage(f"We decided to use Postgres {i}") for i in range(4)]
-    with caplog.at_level(logging.WARNING, logger="langmem_layers.episodic"):
+    with caplog.at_level(logging.INFO, logger="langmem_layers"):
         d = await policy.adecide(msgs)
     assert d.archive and d.source == "offline" and policy.llm_failures == 1
     assert len(model.calls) == 2

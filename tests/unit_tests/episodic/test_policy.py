@@ -115,7 +115,7 @@ def test_bad_output_twice_falls_back_offline_and_logs(caplog: pytest.LogCaptureF
     bad = structured_reply(EpisodeSummary, {"keep": True, "summary": ""})
     model = FakeChatModel(responses=[bad, bad])
     policy = WritePolicy(model=model)
-    with caplog.at_level(logging.WARNING, logger="langmem_layers.episodic"):
+    with caplog.at_level(logging.INFO, logger="langmem_layers"):
         d = policy.decide(_long())
     assert d.archive and d.source == "offline" and d.summary is not None
     assert "database" in d.summary.summary

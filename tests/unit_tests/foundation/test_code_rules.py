@@ -1,6 +1,6 @@
 """House rules for the installed package, checked on its source (CONTRIBUTING.md).
 
-* no module over 500 lines;
+* no module over 900 lines (STYLE.md: the anchors run 860-1,500; 500 forced splits);
 * no function over 80 lines (its docstring excluded);
 * no signature over 8 parameters (``self``/``cls`` not counted; ``*args``/``**kwargs`` count);
 * public names are defined in public modules (no ``_private`` module behind ``__all__``).
@@ -16,7 +16,7 @@ from pathlib import Path
 import langmem_layers
 
 PACKAGE = Path(langmem_layers.__file__).parent
-MAX_MODULE_LINES = 500
+MAX_MODULE_LINES = 900
 MAX_FUNCTION_LINES = 80
 MAX_PARAMETERS = 8
 

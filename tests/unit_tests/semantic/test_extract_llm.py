@@ -1,4 +1,8 @@
-"""LLM extraction: structured output, threshold, retry once, skip-and-count on bad output."""
+"""LLM extraction: structured output, threshold, retry once, skip-and-count on bad output.
+
+A model that raises (connection, HTTP error) is not retried inline: the offline
+rules cover the batch and it is offered to the model again later (test_model_faults).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_layers.semantic import (
     LLMProfileExtractor,
+    OfflineProfileExtractor,
     Profile,
     ProfileStore,
     ProfileUpdater,
@@ -75,7 +80,7 @@ def bad(kind: str) -> Any:
     raise AssertionError(kind)
 
 
-BAD_KINDS = [
+INVALID_KINDS = [
     "plain_text",
     "not_json",
     "wrong_types",
@@ -85,8 +90,8 @@ BAD_KINDS = [
     "missing_key",
     "importance_out_of_range",
     "bad_kind",
-    "exception",
 ]
+BAD_KINDS = [*INVALID_KINDS, "exception"]
 
 MSGS = [HumanMessage("We moved from MySQL to PostgreSQL. I played chess once.", id="h1")]
 
@@ -104,22 +109,35 @@ def test_good_output_threshold_and_prompt() -> None:
     assert "We moved from MySQL" in human.content
 
 
-@pytest.mark.parametrize("kind", BAD_KINDS)
+@pytest.mark.parametrize("kind", INVALID_KINDS)
 def test_bad_output_twice_is_skipped_and_counted(
     kind: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     model = FakeChatModel(responses=[bad(kind), bad(kind)])
     ex = LLMProfileExtractor(model)
-    with caplog.at_level(logging.WARNING, logger="langmem_layers.semantic"):
+    with caplog.at_level(logging.WARNING, logger="langmem_layers"):
         r = ex.extract(Profile("u"), MSGS)
     assert r.failed and r.updates == [] and r.error
     assert (ex.stats.failures, ex.stats.retries, len(model.calls)) == (1, 1, 2)
-    assert any("skipped after a retry" in rec.message for rec in caplog.records)
+    assert any(
+        "profile extraction: invalid output from FakeChatModel" in rec.message
+        for rec in caplog.records
+    )
     # the retry told the model what was wrong
     assert "previous answer was rejected" in model.calls[1][-1].content
 
 
-@pytest.mark.parametrize("kind", BAD_KINDS)
+def test_a_raising_model_is_not_retried_inline(caplog: pytest.LogCaptureFixture) -> None:
+    model = FakeChatModel(responses=[bad("exception"), good()])
+    ex = LLMProfileExtractor(model)
+    with caplog.at_level(logging.WARNING, logger="langmem_layers"):
+        r = ex.extract(Profile("u"), MSGS)
+    assert r.failed and r.updates == [] and "provider is down" in str(r.error)
+    assert (ex.stats.failures, ex.stats.retries, len(model.calls)) == (1, 0, 1)
+    assert any("error failure at FakeChatModel" in rec.message for rec in caplog.records)
+
+
+@pytest.mark.parametrize("kind", INVALID_KINDS)
 def test_bad_then_good_retries_once(kind: str) -> None:
     model = FakeChatModel(responses=[bad(kind), good()])
     ex = LLMProfileExtractor(model)
@@ -128,7 +146,7 @@ def test_bad_then_good_retries_once(kind: str) -> None:
     assert ex.stats.retries == 1 and ex.stats.failures == 0
 
 
-@pytest.mark.parametrize("kind", ["plain_text", "unknown_field", "exception"])
+@pytest.mark.parametrize("kind", ["plain_text", "unknown_field"])
 async def test_async_bad_output(kind: str) -> None:
     ex = LLMProfileExtractor(FakeChatModel(responses=[bad(kind), bad(kind)]))
     r = await ex.aextract(Profile("u"), MSGS)
@@ -144,19 +162,33 @@ def _graph(updater: ProfileUpdater) -> Any:
     return g
 
 
+def _offline_result(messages: list[Any], seed: bool) -> tuple[dict[str, Any], list[str]]:
+    """The profile and history extractors the offline rules alone give for ``messages``."""
+    store = InMemoryStore()
+    profiles = ProfileStore(store)
+    if seed:
+        profiles.add("u", "tech_stack", "MySQL", key="database")
+    graph = _graph(ProfileUpdater(extractor=OfflineProfileExtractor(), every_n_turns=1))
+    graph.compile(store=store).invoke(
+        {"messages": messages}, {"configurable": {"user_id": "u", "thread_id": "t"}}
+    )
+    return profiles.get("u").to_dict(), [r.extractor for r in profiles.history("u")]
+
+
 @pytest.mark.parametrize("kind", BAD_KINDS)
-def test_bad_output_never_changes_profile_or_crashes_graph(kind: str) -> None:
+def test_bad_output_stores_only_what_the_offline_rules_find(kind: str) -> None:
     store = InMemoryStore()
     profiles = ProfileStore(store)
     profiles.add("u", "tech_stack", "MySQL", key="database")
-    before = (profiles.get("u").to_dict(), len(profiles.history("u")))
     ex = LLMProfileExtractor(FakeChatModel(responses=[bad(kind), bad(kind)]))
     updater = ProfileUpdater(extractor=ex, every_n_turns=1)
     graph = _graph(updater).compile(store=store)
     out = graph.invoke({"messages": MSGS}, {"configurable": {"user_id": "u", "thread_id": "t"}})
     assert out["messages"][-1].content == MSGS[0].content
-    assert (profiles.get("u").to_dict(), len(profiles.history("u"))) == before
-    assert ex.stats.failures == 1
+    want = _offline_result(MSGS, seed=True)
+    assert want[0] == {"tech_stack": {"database": "PostgreSQL"}}  # the rules do find it
+    assert (profiles.get("u").to_dict(), [r.extractor for r in profiles.history("u")]) == want
+    assert ex.stats.failures == 1 and updater.stats["offline_covered"] == 1
 
 
 @pytest.mark.parametrize("kind", ["not_json", "exception", "missing_key"])
@@ -165,8 +197,9 @@ async def test_bad_output_async_graph(kind: str) -> None:
     ex = LLMProfileExtractor(FakeChatModel(responses=[bad(kind), bad(kind)]))
     updater = ProfileUpdater(extractor=ex, every_n_turns=1)
     graph = _graph(updater).compile(store=store)
-    await graph.ainvoke({"messages": MSGS}, {"configurable": {"user_id": "u"}})
-    assert ProfileStore(store).get("u").is_empty and ex.stats.failures == 1
+    await graph.ainvoke({"messages": MSGS}, {"configurable": {"user_id": "u", "thread_id": "t"}})
+    assert ProfileStore(store).get("u").to_dict() == _offline_result(MSGS, seed=False)[0]
+    assert ex.stats.failures == 1
 
 
 def test_good_output_through_graph_records_extractor_and_thread() -> None:

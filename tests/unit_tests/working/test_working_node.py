@@ -118,7 +118,7 @@ def test_summarizer_failure_removes_nothing():
 
 
 def test_llm_summarizer_in_node_with_bad_model_falls_back():
-    model = FakeChatModel(responses=[RuntimeError("down"), ""], default="unused")
+    model = FakeChatModel(responses=["", " "], default="unused")
     node = create_window_node(max_tokens=150, keep_last_turns=1, model=model)
     assert isinstance(node.summarizer, LLMSummarizer)
     msgs = [HumanMessage("I adopted a cat named Miso.", id="h0"), AIMessage("Cute!", id="a0")]
