@@ -20,7 +20,7 @@ so its circuit and its stats cover every call to that endpoint:
   that refuses the format itself (HTTP 400/422 naming ``response_format``,
   ``json_schema``, ``tools``...) is asked again with function calling, then with
   JSON mode (the schema in the prompt, the reply parsed tolerantly). The method
-  that worked is remembered, so a fallback costs extra calls once;
+  that worked is remembered for the endpoint, so a fallback costs extra calls once;
 * **validation**: the caller's ``validate`` checks the parsed reply (ranges,
   caps, grounding); an invalid reply is retried once with the error appended;
 * **logs and stats** name the endpoint (base URL and model, never a key) and
@@ -98,6 +98,7 @@ _FORMAT_WORDS = re.compile(
     r"response_format|json_schema|json_object|tool_choice|\btools?\b|function|strict",
     re.IGNORECASE,
 )
+_SERVER_FORMAT_WORDS = re.compile(r"'response_format'|response_format\.|\bjson_schema\b")
 # langgraph does not stream runs tagged "nostream" to stream_mode="messages"
 _CALL_TAGS = ["nostream", "langmem_layers"]
 
@@ -212,7 +213,11 @@ def classify_failure(error: BaseException) -> tuple[FailureKind, str, bool]:
         return "timeout", describe_error(error), False
     status, message = _status_message(error)
     if status is not None:
-        refused = status in (400, 404, 415, 422) and bool(_FORMAT_WORDS.search(message))
+        # a refusal of the format: 400/422 naming it; llama.cpp's server answers it with
+        # a 500 that quotes its request validation ("Input should be 'text' or 'json_object'")
+        refused = (status in (400, 404, 415, 422) and bool(_FORMAT_WORDS.search(message))) or (
+            status >= 500 and bool(_SERVER_FORMAT_WORDS.search(message))
+        )
         return "http", f"HTTP {status}: {message}", refused
     if isinstance(error, ConnectionError | OSError) or names & {
         "APIConnectionError",
@@ -220,10 +225,14 @@ def classify_failure(error: BaseException) -> tuple[FailureKind, str, bool]:
         "NetworkError",
         "RemoteProtocolError",
     }:
-        cause = error.__cause__ or error.__context__
-        detail = describe_error(error)
-        if cause is not None and str(cause) not in detail:
-            detail += f" ({describe_error(cause)})"
+        # the root cause ("Connection refused") sits under the client's wrappers
+        detail, seen, cause = describe_error(error), {id(error)}, error.__cause__
+        cause = cause or error.__context__
+        while cause is not None and id(cause) not in seen:
+            seen.add(id(cause))
+            if str(cause) and str(cause) not in detail:
+                detail += f" ({describe_error(cause)})"
+            cause = cause.__cause__ or cause.__context__
         return "connection", detail, False
     if isinstance(error, ValueError | TypeError | KeyError):
         return "invalid", describe_error(error), False
@@ -469,6 +478,7 @@ class MemoryModel:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
         self._methods: dict[str, str] = {}  # schema name -> the method that worked
+        self._start = 0  # the endpoint's first accepted method in the chain (learnt once)
 
     def __repr__(self) -> str:
         return f"MemoryModel({self.endpoint!r}, timeout_s={self.timeout_s})"
@@ -507,8 +517,7 @@ class MemoryModel:
             return [self.structured_output]
         if not self._openai:
             return ["native"]
-        start = self._methods.get(name, _CHAIN[0])
-        return list(_CHAIN[_CHAIN.index(start) :])
+        return list(_CHAIN[self._start :])
 
     def _request(
         self, method: str, schema: dict[str, Any] | None, messages: list[BaseMessage]
@@ -645,6 +654,8 @@ class MemoryModel:
             if js is not None and self._methods.get(name) != method:
                 with self._lock:
                     self._methods[name] = method
+                    if method in _CHAIN:  # what one schema learnt holds for the endpoint
+                        self._start = max(self._start, _CHAIN.index(method))
             try:
                 value = validate(self._parsed(method, reply) if js is not None else reply)
                 if value is None:

@@ -16,7 +16,7 @@ __all__ = ["OpenAIEndpoint", "strict_schema_problems"]
 Responder = Callable[[dict[str, Any]], dict[str, Any] | str | None]
 
 MAX_PROPERTIES, MAX_DEPTH = 5000, 10
-_MODES = ("strict", "no_json_schema", "no_tools", "hang", "error500", "slow")
+_MODES = ("strict", "no_json_schema", "no_tools", "json_object_only", "hang", "error500", "slow")
 # fmt: off
 _KEYWORDS = frozenset(("type", "properties", "required", "additionalProperties", "items", "enum",
     "const", "description", "title", "$defs", "definitions", "$ref", "anyOf"))
@@ -333,6 +333,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without TCP_NODELAY a request that follows
+    # another on a kept-alive connection waits ~40 ms for the client's delayed ACK
+    disable_nagle_algorithm = True
     server: _Server
 
     def do_POST(self) -> None:
@@ -356,7 +359,9 @@ class OpenAIEndpoint:
 
     ``mode``, settable at any time: ``"strict"`` refuses (HTTP 400, OpenAI's error envelope)
     what OpenAI refuses and answers the rest; ``"no_json_schema"`` answers a ``json_schema``
-    response format with llama.cpp's HTTP 422; ``"no_tools"`` refuses ``tools`` (HTTP 400);
+    response format as llama.cpp's server does (HTTP 500 quoting "Input should be 'text'
+    or 'json_object'"); ``"no_tools"`` refuses ``tools`` (HTTP 400);
+    ``"json_object_only"`` does both (only text and ``json_object`` answers);
     ``"hang"`` never answers (until :meth:`close`); ``"error500"`` answers HTTP 500;
     ``"slow"`` answers as strict after ``delay_s`` seconds (an attribute, 2.0).
 
@@ -479,10 +484,12 @@ class OpenAIEndpoint:
                 raise _Refusal(f"Invalid URL (POST {h.path})", None, 404)
             if body is None:
                 raise _Refusal("We could not parse the JSON body of your request.", None, 400)
-            if mode == "no_json_schema" and json_schema:
+            if mode in ("no_json_schema", "json_object_only") and json_schema:
                 self._count("errors")
-                return 422, {"detail": [_LITERAL_ERROR]}
-            if mode == "no_tools" and "tools" in body:
+                # what llama-cpp-python's server 0.3.36 answers: a 500 quoting its validation
+                text = f"1 validation error:\n  {_LITERAL_ERROR}\n\n    POST /v1/chat/completions"
+                return 500, _error(text, None, "internal_server_error")
+            if mode in ("no_tools", "json_object_only") and "tools" in body:
                 self._count("errors")
                 return 400, _error("tools are not supported by this server", "tools")
             _validate(body)

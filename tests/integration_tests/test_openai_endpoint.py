@@ -126,23 +126,14 @@ def test_json_object_needs_the_word_json(endpoint: OpenAIEndpoint) -> None:
         client(endpoint).bind(response_format={"type": "json_object"}).invoke("hello")
 
 
-def test_no_json_schema_mode_answers_422_like_llama_cpp(endpoint: OpenAIEndpoint) -> None:
+def test_no_json_schema_mode_answers_like_llama_cpp(endpoint: OpenAIEndpoint) -> None:
     endpoint.mode = "no_json_schema"
-    with pytest.raises(openai.UnprocessableEntityError) as refused:
+    with pytest.raises(openai.InternalServerError) as refused:
         client(endpoint).bind(response_format=RESPONSE_FORMAT).invoke("hello")
-    assert refused.value.status_code == 422
-    # the SDK puts only an OpenAI-style error.message in str(); FastAPI's "detail" is in the body
-    assert "Input should be 'text' or 'json_object'" in refused.value.response.text
-    assert refused.value.body == {
-        "detail": [
-            {
-                "type": "literal_error",
-                "loc": ["body", "response_format", "type"],
-                "msg": "Input should be 'text' or 'json_object'",
-                "input": "json_schema",
-            }
-        ]
-    }
+    # llama-cpp-python's server 0.3.36 answers a 500 that quotes its request validation
+    assert refused.value.status_code == 500
+    assert "Input should be 'text' or 'json_object'" in str(refused.value)
+    assert "'response_format'" in str(refused.value)
     assert client(endpoint).invoke("plain text still works").content == "OK."
     assert endpoint.counts["errors"] == 1 and endpoint.refusals == []
 

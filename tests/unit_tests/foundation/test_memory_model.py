@@ -310,6 +310,12 @@ def test_failures_are_classified_by_kind() -> None:
     body = {"error": {"message": "The server had an error", "type": "server_error"}}
     crash = openai.InternalServerError("Error code: 500", response=_status(500, body), body=body)
     assert classify_failure(crash) == ("http", "HTTP 500: The server had an error", False)
+    # llama-cpp-python's server 0.3.36 refuses json_schema with a 500 quoting its validation
+    llama = {"error": {"message": "1 validation error:\n  {'type': 'literal_error', 'loc': "
+             "('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or "
+             "'json_object'\"}", "type": "internal_server_error"}}  # fmt: skip
+    server = openai.InternalServerError("Error code: 500", response=_status(500, llama), body=llama)
+    assert classify_failure(server)[2] is True
     overflow = {"error": {"message": "maximum context length is 8192 tokens"}}
     too_long = openai.BadRequestError("x", response=_status(400, overflow), body=overflow)
     assert classify_failure(too_long)[2] is False  # a 400 that is not about the format

@@ -1,0 +1,103 @@
+"""A real small model: llama.cpp's server with SmolLM2-135M-Instruct, through the real ChatOpenAI.
+
+The server (``llama-cpp-python[server]``, built by ``make``'s ``.venv/.llama`` step)
+refuses ``response_format: json_schema`` as several local servers do, so the
+memory falls back to function calling (constrained by the server's grammar) and
+remembers it. SmolLM2-135M answers well-formed and mostly wrong: the memory must
+store nothing it invents, crash on nothing, and keep at least what the offline
+rules give for the same conversation. Both the agent and the memory run on it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_openai import ChatOpenAI
+
+from tests.integration_tests._scenario import Run, arun_agent, run_graph, said
+
+# the two-session scenario without the weather question: SmolLM2-135M, offered a tool,
+# may call it turn after turn up to the recursion limit (minutes on 2 cores), which says
+# nothing about the memory; the agent still runs on the model with its tool bound
+SESSIONS = (
+    [
+        "Hi! My name is Ada and I live in Oslo.",
+        "We use PostgreSQL for all our services.",
+        "Remember this: the quarterly report is due on Friday.",
+    ],
+    ["I work as a data engineer at Acme.", "Which database do we use?"],
+)
+USER_TEXT = "\n".join(t for session in SESSIONS for t in session)
+
+pytestmark = pytest.mark.integration
+
+
+def _chat(url: str, max_tokens: int) -> ChatOpenAI:
+    # as a user points ChatOpenAI at a local server (no key needed; the client wants one)
+    return ChatOpenAI(
+        base_url=url, api_key="not-needed", model="smollm2", temperature=0, max_tokens=max_tokens
+    )  # type: ignore[arg-type]
+
+
+def _check(run: Run, offline: Run) -> None:
+    n_turns = sum(1 for _ in run.turn_seconds)
+    assert n_turns == len(offline.turn_seconds) and all(r is not None for r in run.replies)
+    profile = run.profile()
+    invented = {k: v for k, v in profile.items() if not said(v, USER_TEXT)}
+    assert invented == {}, invented
+    assert len(profile) >= len(offline.profile()), (profile, offline.profile())
+    missing = [k for k in offline.profile() if k not in profile]
+    assert not missing, (missing, profile)
+    stats = run.memory.stats()["model"]
+    assert stats["answered"] >= 1  # the model was really asked and answered
+    # llama.cpp refuses json_schema: function calling is used and remembered
+    assert stats["methods"].get("ProfileUpdates") == "function_calling", stats
+    print(f"\nSmolLM2 run: profile {profile}\nmodel stats {stats}")
+    print(f"turn seconds: {[round(t, 1) for t in run.turn_seconds]}")
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    from langmem_layers.testing import FakeChatModel
+
+    agent = FakeChatModel(default="Noted.")
+    return run_graph(tmp_path_factory.mktemp("offline"), agent, None, sessions=SESSIONS)
+
+
+def test_reference_graph_on_smollm2(llama_server: str, offline: Run, tmp_path: Path) -> None:
+    run = run_graph(tmp_path, _chat(llama_server, 32), _chat(llama_server, 160), sessions=SESSIONS)
+    _check(run, offline)
+
+
+async def test_create_agent_async_on_smollm2(
+    llama_server: str, offline: Run, tmp_path: Path
+) -> None:
+    run = await arun_agent(
+        tmp_path, _chat(llama_server, 32), _chat(llama_server, 160), sessions=SESSIONS
+    )
+    _check(run, offline)
+
+
+def test_the_demo_runs_against_the_local_server(llama_server: str, tmp_path: Path) -> None:
+    env: dict[str, Any] = {
+        k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+    }
+    env.update(LANGMEM_OPENAI_BASE_URL=llama_server, LANGMEM_OPENAI_MODEL="smollm2")
+    exe = Path(sys.executable).with_name("langmem-layers")
+    done = subprocess.run(
+        [str(exe), "demo"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"Agent model: ChatOpenAI at {llama_server} model=smollm2" in done.stdout
+    assert "=== Session 2" in done.stdout
