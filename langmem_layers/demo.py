@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["OfflineDemoModel", "get_weather", "run_demo"]
 
+#: Reply length of a demo agent built from the environment (``LANGMEM_OPENAI_BASE_URL``...).
+DEMO_REPLY_TOKENS = 200
+
 _WORD = re.compile(r"[a-z0-9]+", re.I)
 _STOP = {
     "a",
@@ -258,6 +261,10 @@ def run_demo(
     folder = Path(storage_dir) if storage_dir else Path(tempfile.mkdtemp(prefix="langmem-demo-"))
     storage = Storage(folder)
     chat = resolve_chat_model(model, purpose="the demo agent")
+    if model is None and chat is not None and getattr(chat, "max_tokens", 0) is None:
+        # from the environment: short replies (a small local model otherwise rambles for
+        # minutes per turn on a CPU)
+        chat = chat.model_copy(update={"max_tokens": DEMO_REPLY_TOKENS})
     agent_model = chat or OfflineDemoModel()
     user = "ada@example.com"
     say(f"Storage folder: {storage.path}")

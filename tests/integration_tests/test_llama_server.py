@@ -10,11 +10,7 @@ rules give for the same conversation. Both the agent and the memory run on it.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
@@ -81,23 +77,3 @@ async def test_create_agent_async_on_smollm2(
         tmp_path, _chat(llama_server, 32), _chat(llama_server, 160), sessions=SESSIONS
     )
     _check(run, offline)
-
-
-def test_the_demo_runs_against_the_local_server(llama_server: str, tmp_path: Path) -> None:
-    env: dict[str, Any] = {
-        k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")
-    }
-    env.update(LANGMEM_OPENAI_BASE_URL=llama_server, LANGMEM_OPENAI_MODEL="smollm2")
-    exe = Path(sys.executable).with_name("langmem-layers")
-    done = subprocess.run(
-        [str(exe), "demo"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert f"Agent model: ChatOpenAI at {llama_server} model=smollm2" in done.stdout
-    assert "=== Session 2" in done.stdout

@@ -11,7 +11,10 @@ real ``langchain_openai.ChatOpenAI`` client, in the reference graph (sync) and i
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -151,3 +154,22 @@ async def test_create_agent_async_every_path_accepted(
         warnings.simplefilter("always")
         run = await arun_agent(tmp_path, _chat(endpoint), _chat(endpoint), **SMALL_WINDOW)
     _check(run, endpoint, caught)
+
+
+def test_the_demo_runs_against_a_local_openai_compatible_server(
+    endpoint: OpenAIEndpoint, tmp_path: Path
+) -> None:
+    """``LANGMEM_OPENAI_BASE_URL`` points the demo's agent and memory at the server."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update(LANGMEM_OPENAI_BASE_URL=endpoint.base_url, LANGMEM_OPENAI_MODEL="gpt-4o-mini")
+    exe = Path(sys.executable).with_name("langmem-layers")
+    done = subprocess.run(
+        [str(exe), "demo"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"Agent model: ChatOpenAI at {endpoint.base_url} model=gpt-4o-mini" in done.stdout
+    assert "=== Session 2" in done.stdout and "tech_stack.database: PostgreSQL" in done.stdout
+    kinds = _kinds(endpoint)
+    assert kinds.get("agent", 0) >= 7 and kinds.get("ProfileUpdates", 0) >= 1, kinds
+    assert endpoint.refusals == []
