@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import copy
+import functools
 import json
 import logging
 import re
@@ -313,6 +314,11 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
         (['name', 'note'], ['string', 'null'], False)
 
     """
+    return copy.deepcopy(_strict_schema(model))
+
+
+@functools.lru_cache(maxsize=64)
+def _strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema()
     defs = dict(raw.get("$defs") or {})
     out = _strict(raw, defs, model.__name__)
@@ -382,6 +388,11 @@ class _Circuit:
                 return False
             self._probing = True
             return True
+
+    def abandon(self) -> None:
+        """A probe that ended without a verdict (cancelled): the next call may probe."""
+        with self._lock:
+            self._probing = False
 
     def success(self) -> None:
         with self._lock:
@@ -617,6 +628,20 @@ class MemoryModel:
         if not self._circuit.admit():
             self._count(skipped=1)
             return Outcome(error=f"circuit open for {self.endpoint}", skipped=True)
+        try:
+            return (yield from self._call(prompt, validate, schema, feedback, purpose))
+        except BaseException:  # cancelled or interrupted: no verdict on the endpoint
+            self._circuit.abandon()
+            raise
+
+    def _call(
+        self,
+        prompt: Sequence[BaseMessage],
+        validate: Callable[[Any], T],
+        schema: type[BaseModel] | None,
+        feedback: Callable[[str], str] | None,
+        purpose: str,
+    ) -> Core[Outcome[T]]:
         js = strict_schema(schema) if schema is not None else None
         name = str(js["title"]) if js is not None else ""
         chain = self._chain(name) if js is not None else ["text"]

@@ -231,10 +231,14 @@ class ProfileUpdater:
         except ConfigurationError:
             raise
         except Exception:
-            with self._lock:
-                self.errors += 1
-            logger.exception("profile update failed for %r; the profile is unchanged", user_id)
+            self._store_failed(user_id)
             return [], False
+
+    def _store_failed(self, user_id: str) -> None:
+        """Count and log an update that raised (the store): the profile is unchanged."""
+        with self._lock:
+            self.errors += 1
+        logger.exception("profile update failed for %r; the profile is unchanged", user_id)
 
     def _advance(
         self,
@@ -363,9 +367,7 @@ class ProfileUpdater:
         except ConfigurationError:
             raise
         except Exception:
-            with self._lock:
-                self.errors += 1
-            logger.exception("profile update failed for %r; the profile is unchanged", user_id)
+            self._store_failed(user_id)
             return [], None
 
     def _run_floored(

@@ -124,13 +124,18 @@ def running_chroma(path: Path, log: Path | None = None) -> Iterator[tuple[str, i
                 time.sleep(0.2)  # waiting for a server to start, not synchronising a test
         yield "127.0.0.1", port
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate a server the tests started (kill it after 15 s)."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -186,13 +191,7 @@ def running_llama_server(log: Path) -> Iterator[str]:
             time.sleep(0.5)  # waiting for a server to load its model, not synchronising a test
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
 @pytest.fixture(scope="session")

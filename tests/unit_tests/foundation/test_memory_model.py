@@ -356,3 +356,22 @@ def test_an_openai_client_is_copied_with_the_timeout_and_no_retries() -> None:
 def test_bad_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ConfigurationError):
         MemoryModel(FakeChatModel(), **bad)
+
+
+def test_a_cancelled_probe_lets_the_next_call_probe_again() -> None:
+    release = threading.Event()
+    model = HangingModel(release=release)
+    mm = MemoryModel(model, timeout_s=30, circuit_failures=1, circuit_cooldown_s=0.05)
+    mm._circuit.failure(hard=True)  # open
+    time.sleep(0.1)
+
+    async def cancelled_probe() -> None:
+        task = asyncio.ensure_future(arun(call(mm)))
+        await asyncio.sleep(0.1)  # the probe is waiting on the hung model
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled_probe())
+    release.set()
+    assert mm._circuit.admit()  # not stuck "probing" forever
