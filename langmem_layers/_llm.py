@@ -96,7 +96,13 @@ DEFAULT_CIRCUIT_COOLDOWN_S = 60.0
 _CHAIN: tuple[str, ...] = ("json_schema", "function_calling", "json_mode")
 # what a refusal of the output format itself names (OpenAI, llama.cpp, vLLM, Ollama)
 _FORMAT_WORDS = re.compile(
-    r"response_format|json_schema|json_object|tool_choice|\btools?\b|function|strict",
+    r"response_format|json[_ ]schema|json_object|tool_choice|\btools?\b|\bfunctions?\b"
+    r"|\bstrict\b|guided_json|structured output",
+    re.IGNORECASE,
+)
+# a 400 about the request's size names "functions" too: it is no format refusal
+_NOT_FORMAT = re.compile(
+    r"context length|context_length|maximum context|too many tokens|too long|rate limit",
     re.IGNORECASE,
 )
 _SERVER_FORMAT_WORDS = re.compile(r"'response_format'|response_format\.|\bjson_schema\b")
@@ -216,8 +222,9 @@ def classify_failure(error: BaseException) -> tuple[FailureKind, str, bool]:
     if status is not None:
         # a refusal of the format: 400/422 naming it; llama.cpp's server answers it with
         # a 500 that quotes its request validation ("Input should be 'text' or 'json_object'")
-        refused = (status in (400, 404, 415, 422) and bool(_FORMAT_WORDS.search(message))) or (
-            status >= 500 and bool(_SERVER_FORMAT_WORDS.search(message))
+        refused = not _NOT_FORMAT.search(message) and (
+            (status in (400, 404, 415, 422) and bool(_FORMAT_WORDS.search(message)))
+            or (status >= 500 and bool(_SERVER_FORMAT_WORDS.search(message)))
         )
         return "http", f"HTTP {status}: {message}", refused
     if isinstance(error, ConnectionError | OSError) or names & {
@@ -379,33 +386,37 @@ class _Circuit:
                 return "closed"
             return "half-open" if time.monotonic() >= self._open_until else "open"
 
-    def admit(self) -> bool:
-        """Whether a call may go to the endpoint now (one probe at a time when half-open)."""
+    def admit(self) -> str | None:
+        """``"call"`` or ``"probe"`` (one at a time when half-open) when a call may go now."""
         with self._lock:
             if self._open_until is None:
-                return True
+                return "call"
             if time.monotonic() < self._open_until or self._probing:
-                return False
+                return None
             self._probing = True
-            return True
+            return "probe"
 
-    def abandon(self) -> None:
-        """A probe that ended without a verdict (cancelled): the next call may probe."""
-        with self._lock:
-            self._probing = False
+    def abandon(self, ticket: str) -> None:
+        """A call that ended without a verdict (cancelled): a probe's place is free again."""
+        if ticket == "probe":
+            with self._lock:
+                self._probing = False
 
-    def success(self) -> None:
+    def success(self, ticket: str) -> None:
         with self._lock:
             self._consecutive = 0
             self._open_until = None
-            self._probing = False
+            if ticket == "probe":
+                self._probing = False
 
-    def failure(self, *, hard: bool) -> bool:
+    def failure(self, ticket: str, *, hard: bool) -> bool:
         """Count a failure; True when this one opened (or re-opened) the circuit."""
         with self._lock:
             self._consecutive += 1
-            was_probe, self._probing = self._probing, False
-            if hard or was_probe or self._consecutive >= self.failures:
+            probe = ticket == "probe"
+            if probe:
+                self._probing = False
+            if hard or probe or self._consecutive >= self.failures:
                 self._open_until = time.monotonic() + self.cooldown_s
                 self.openings += 1
                 return True
@@ -581,14 +592,14 @@ class MemoryModel:
             lambda: _async_within(lambda: runnable.ainvoke(messages, config), left),
         )
 
-    def _fail(self, kind: FailureKind, detail: str, purpose: str) -> None:
+    def _fail(self, kind: FailureKind, detail: str, purpose: str, ticket: str) -> None:
         self._count(**{f"fail_{kind}": 1})
         if kind in ("invalid", "ungrounded"):
             logger.warning(
                 "langmem_layers: %s: %s output from %s: %s", purpose, kind, self.endpoint, detail
             )
             return
-        opened = self._circuit.failure(hard=kind == "timeout")
+        opened = self._circuit.failure(ticket, hard=kind == "timeout")
         logger.warning(
             "langmem_layers: %s: %s failure at %s: %s", purpose, kind, self.endpoint, detail
         )
@@ -625,13 +636,14 @@ class MemoryModel:
             the circuit was open, or two replies were invalid.
 
         """
-        if not self._circuit.admit():
+        ticket = self._circuit.admit()
+        if ticket is None:
             self._count(skipped=1)
             return Outcome(error=f"circuit open for {self.endpoint}", skipped=True)
         try:
-            return (yield from self._call(prompt, validate, schema, feedback, purpose))
+            return (yield from self._call(prompt, validate, schema, feedback, purpose, ticket))
         except BaseException:  # cancelled or interrupted: no verdict on the endpoint
-            self._circuit.abandon()
+            self._circuit.abandon(ticket)
             raise
 
     def _call(
@@ -641,6 +653,7 @@ class MemoryModel:
         schema: type[BaseModel] | None,
         feedback: Callable[[str], str] | None,
         purpose: str,
+        ticket: str,
     ) -> Core[Outcome[T]]:
         js = strict_schema(schema) if schema is not None else None
         name = str(js["title"]) if js is not None else ""
@@ -650,12 +663,12 @@ class MemoryModel:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                self._fail("timeout", f"no answer within {self.timeout_s:.1f} s", purpose)
+                self._fail("timeout", f"no answer within {self.timeout_s:.1f} s", purpose, ticket)
                 return Outcome(error=f"timeout at {self.endpoint}", retries=retries)
             method = chain[step]
-            runnable, sent = self._request(method, js, messages)
             self._count(calls=1)
             try:
+                runnable, sent = self._request(method, js, messages)
                 reply = yield self._attempt(runnable, sent, left, purpose.replace(" ", "_"))
             except Exception as e:  # the endpoint and its client are untrusted
                 kind, detail, refused = classify_failure(e)
@@ -672,9 +685,9 @@ class MemoryModel:
                     continue
                 if kind in ("invalid", "ungrounded"):
                     kind = "error"  # the client raised for a reply it could not read
-                self._fail(kind, detail, purpose)
+                self._fail(kind, detail, purpose, ticket)
                 return Outcome(error=f"{kind} at {self.endpoint}: {detail}", retries=retries)
-            self._circuit.success()
+            self._circuit.success(ticket)
             self._count(answered=1)
             if js is not None and self._methods.get(name) != method:
                 with self._lock:
@@ -690,7 +703,7 @@ class MemoryModel:
                 kind, detail, _ = classify_failure(e)
                 kind = "ungrounded" if kind == "ungrounded" else "invalid"
                 if retries or feedback is None:
-                    self._fail(kind, detail, purpose)
+                    self._fail(kind, detail, purpose, ticket)
                     return Outcome(error=f"{kind} output: {detail}", retries=retries)
                 retries = 1
                 messages = [*prompt, HumanMessage(feedback(detail))]

@@ -88,7 +88,10 @@ def after_turn(
             # the judge calls the model: off the turn's path, on the updater's worker
             # (sync) or as a task of the loop (async); MemoryLayers.flush() waits for it
             job = _background_archive(step, ident.thread_id)
-            yield Call(memory.updater._submit, memory.updater._asubmit, (job,))
+            key = ("archive", ident.user_id, ident.thread_id)
+            updater = memory.updater
+            # in order per thread: the worker thread is serial, tasks are chained
+            yield Call(updater._submit, lambda j: updater._asubmit_after(key, j), (job,))
         else:
             yield step
 

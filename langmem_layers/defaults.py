@@ -399,8 +399,8 @@ def resolve_chat_model(
 
     The environment: ``OPENAI_API_KEY`` (OpenAI), or ``LANGMEM_OPENAI_BASE_URL``
     (an OpenAI-compatible server such as llama.cpp's, vLLM or Ollama's ``/v1``;
-    no key needed); ``LANGMEM_OPENAI_MODEL`` names the model (default
-    ``gpt-4o-mini``).
+    it gets ``LANGMEM_OPENAI_API_KEY`` if set, never ``OPENAI_API_KEY``);
+    ``LANGMEM_OPENAI_MODEL`` names the model (default ``gpt-4o-mini``).
 
     Args:
         model: A chat model, or a ``"provider:model"`` string for
@@ -444,10 +444,11 @@ def resolve_chat_model(
         if base_url:
             from langmem_layers._llm import _safe_url
 
-            # an OpenAI-compatible server of your own (llama.cpp, vLLM, Ollama): it may
-            # need no key, but the client insists on one
+            # an OpenAI-compatible server of your own (llama.cpp, vLLM, Ollama): OpenAI's key
+            # is never sent to it; it gets LANGMEM_OPENAI_API_KEY, or a placeholder (the
+            # client insists on one)
             options["base_url"] = base_url
-            options["api_key"] = os.environ.get("OPENAI_API_KEY") or "not-needed"
+            options["api_key"] = os.environ.get("LANGMEM_OPENAI_API_KEY") or "not-needed"
             where = f"LANGMEM_OPENAI_BASE_URL={_safe_url(base_url)}"
         _log_once(f"openai:{where}", f"langmem_layers: using ChatOpenAI({name!r}) from {where}")
         chat: Any = ChatOpenAI(**options)

@@ -113,14 +113,15 @@ class WritePolicy:
     llm_failures: int = field(default=0, init=False)
     _counter: TokenCounter = field(default_factory=TokenCounter, repr=False, init=False)
     _llm: MemoryModel | None = field(default=None, repr=False, init=False)
+    _llm_for: Any = field(default=None, repr=False, init=False)
 
     def _model(self) -> MemoryModel | None:
         if isinstance(self.model, MemoryModel):
             return self.model
-        if self._llm is not None and (self.model is None or self._llm.model is self.model):
-            return self._llm  # built once: its circuit and stats last
+        if self._llm is not None and self._llm_for is self.model:
+            return self._llm  # built once per model given: its circuit and stats last
         chat = resolve_chat_model(self.model, purpose="episode summaries")
-        self._llm = as_memory_model(chat)
+        self._llm, self._llm_for = as_memory_model(chat), self.model
         return self._llm
 
     @staticmethod

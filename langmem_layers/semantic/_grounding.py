@@ -5,8 +5,11 @@ strong one paraphrases ("Rust programming" for "I write Rust"). A value is kept
 when it shares words with the user's own messages of the batch:
 
 * the text is folded (NFKC, case-folded) on both sides;
-* the value's words are its runs of letters and digits; a CJK run counts as
-  found when it occurs in the user's text;
+* the value's words are its runs of Latin letters and digits (``#`` and ``+``
+  included: "C#", "C++"), and its runs of other scripts; a run of an unspaced
+  script (Chinese, Japanese...) counts as found when it occurs in the user's
+  text, a Latin word when the user said it, or said it with a plain suffix
+  ("dogs", "Rust's"; never "JavaScript" for "Java");
 * at least one word that is not a stop word must occur in the user's text, and
   at least half of the value's words must.
 
@@ -27,7 +30,9 @@ from langmem_layers.text import STOP_WORDS_EN, STOP_WORDS_ZH, message_text
 
 __all__ = ["ground_updates", "grounded", "user_text"]
 
-_WORDS = re.compile(r"[^\W_]+")
+# Latin/digit runs and runs of other scripts apart: "我用python" is "我用" and "python"
+_WORDS = re.compile(r"[a-z0-9][a-z0-9#+]*|[^\W\da-z_]+")
+_SUFFIXES = ("s", "es", "ed", "ing", "er", "ers")
 _STOP = STOP_WORDS_EN | STOP_WORDS_ZH
 
 
@@ -45,8 +50,8 @@ def _found(word: str, said: str, said_words: set[str]) -> bool:
         return True
     if not word.isascii():  # CJK and other unspaced scripts: a substring
         return word in said
-    # an inflected or possessive form of a said word ("rust" in "rust's")
-    return len(word) >= 3 and any(w.startswith(word) for w in said_words)
+    # an inflected form of a said word ("dog" in "dogs"), never another word ("java")
+    return len(word) >= 3 and any(w.removeprefix(word) in _SUFFIXES for w in said_words)
 
 
 def grounded(value: str, said: str, said_words: set[str] | None = None) -> bool:
@@ -57,6 +62,9 @@ def grounded(value: str, said: str, said_words: set[str] | None = None) -> bool:
         >>> said = "we moved from mysql to postgresql last year"
         >>> grounded("PostgreSQL", said), grounded("Lyon", said), grounded(".250M", said)
         (True, False, False)
+        >>> said = "我用python，也会c++"
+        >>> grounded("Python", said), grounded("C++", said), grounded("C#", said)
+        (True, True, False)
 
     """
     words = _WORDS.findall(_fold(value))

@@ -172,6 +172,7 @@ class ProfileUpdater:
         self._inflight: set[tuple[str, str]] = set()
         self._runner = BackgroundRunner()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._chains: dict[tuple[str, ...], asyncio.Task[Any]] = {}
 
     def __repr__(self) -> str:
         return f"ProfileUpdater({self.extractor!r}, every_n_turns={self.every_n_turns})"
@@ -272,6 +273,8 @@ class ProfileUpdater:
                     self.max_failures,
                 )
                 value = {"last_id": prior.get("last_id"), "failures": failures}
+        # the model's backlog survives a failed store write (the batch is tried again)
+        value.update({k: v for k, v in prior.items() if k.startswith("model_")})
         ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
         yield store_call(profiles.store, "put", ns, key, value, index=False)
 
@@ -303,29 +306,37 @@ class ProfileUpdater:
     def _model_batch(
         self, messages: Sequence[BaseMessage], prior: Mapping[str, Any], batch: list[BaseMessage]
     ) -> list[BaseMessage]:
-        """What the model reads: its backlog (messages it has not read) and ``batch``."""
-        if self.floor is None or not prior.get("model_pending"):
-            return batch
-        backlog = _pending(messages, prior.get("model_after"))
-        return (backlog if len(backlog) > len(batch) else batch)[-self.max_messages :]
+        """What the model reads: its backlog (messages it has not read) and ``batch``.
 
-    def _slots(self, updates: Sequence[ProfileUpdate]) -> set[tuple[str, str]]:
-        fields = getattr(self.extractor, "fields", {})
-        out = set()
-        for u in updates:
-            spec = fields.get(u.field)
-            if spec is not None and spec.shape == "list":
-                out.add((u.field, " ".join(u.value.casefold().split())))
-            else:
-                out.add((u.field, (u.key or "").casefold().strip()))
-        return out
+        At most as many messages as the extractor shows (``max_messages`` of the
+        :class:`LLMProfileExtractor`, 20 by default): older ones were covered by
+        the offline rules only.
+        """
+        shown = min(self.max_messages, int(getattr(self.extractor, "max_messages", 10**9)))
+        if self.floor is None or not prior.get("model_pending"):
+            return batch[-shown:]
+        backlog = _pending(messages, prior.get("model_after"))
+        return (backlog if len(backlog) > len(batch) else batch)[-shown:]
+
+    def _slots(self, u: ProfileUpdate) -> set[tuple[str, str]]:
+        """The item an update is about: its field and key, and its value in any field."""
+        spec = getattr(self.extractor, "fields", {}).get(u.field)
+        value = ("*", " ".join(u.value.casefold().split()))
+        if spec is not None and spec.shape == "list":
+            return {value}
+        return {(u.field, (u.key or "").casefold().strip()), value}
 
     def _floor_extras(
         self, found: Sequence[ProfileUpdate], model: Sequence[ProfileUpdate]
     ) -> list[ProfileUpdate]:
-        """Offline items for slots the model did not report (the model wins on the same item)."""
-        taken = self._slots(model)
-        return [u for u in found if not (self._slots([u]) & taken)]
+        """Offline items the model did not report (the model wins on the same item).
+
+        The same item is the same field and key, or the same value in any field
+        (``skills: Rust`` from the model covers ``tech_stack[rust]: Rust``); ``model``
+        includes what the model reported under the threshold (it judged those).
+        """
+        taken = set().union(*(self._slots(u) for u in model)) if model else set()
+        return [u for u in found if not (self._slots(u) & taken)]
 
     def _update_floored(
         self,
@@ -342,7 +353,7 @@ class ProfileUpdater:
             result: ExtractionResult = yield _extract_step(self.extractor, profile, model_batch)
             found = yield blocking(self.floor.extract, profile, batch)
             model = [] if result.failed else result.updates
-            extras = self._floor_extras(found.updates, model)
+            extras = self._floor_extras(found.updates, [*model, *result.dropped])
             if result.failed:
                 with self._lock:
                     self.offline_covered += 1
@@ -441,12 +452,38 @@ class ProfileUpdater:
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
 
+    async def _asubmit_after(self, key: tuple[str, ...], job: Core[Any]) -> None:
+        """Start ``job`` as a task that runs after the last one started for ``key``.
+
+        Background archives of one thread run in the order they were asked for, as
+        on the worker thread (a slower earlier one never overwrites a newer one).
+        """
+        loop = asyncio.get_running_loop()
+        before = self._chains.get(key)
+        if before is not None and (before.done() or before.get_loop() is not loop):
+            before = None
+
+        async def ordered() -> None:
+            if before is not None:
+                await asyncio.wait([before])
+            await arun(job)
+
+        task = loop.create_task(ordered())
+        self._chains[key] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        task.add_done_callback(lambda t: self._unchain(key, t))
+
+    def _unchain(self, key: tuple[str, ...], task: asyncio.Task[Any]) -> None:
+        if self._chains.get(key) is task:
+            del self._chains[key]
+
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if task.cancelled():
             logger.warning(
-                "a background profile update was cancelled (the event loop ended before "
-                "aflush()); the messages it covered were not extracted"
+                "background memory work (a profile update or an archive) was cancelled "
+                "(the event loop ended before aflush()); it did not complete"
             )
 
     def _maybe_update(

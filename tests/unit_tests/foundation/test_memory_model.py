@@ -362,7 +362,7 @@ def test_a_cancelled_probe_lets_the_next_call_probe_again() -> None:
     release = threading.Event()
     model = HangingModel(release=release)
     mm = MemoryModel(model, timeout_s=30, circuit_failures=1, circuit_cooldown_s=0.05)
-    mm._circuit.failure(hard=True)  # open
+    mm._circuit.failure("call", hard=True)  # open
     time.sleep(0.1)
 
     async def cancelled_probe() -> None:
@@ -375,3 +375,54 @@ def test_a_cancelled_probe_lets_the_next_call_probe_again() -> None:
     asyncio.run(cancelled_probe())
     release.set()
     assert mm._circuit.admit()  # not stuck "probing" forever
+
+
+def test_only_the_probe_frees_the_probe_place() -> None:
+    from langmem_layers._llm import _Circuit
+
+    c = _Circuit(1, 0.05)
+    early = c.admit()  # admitted while closed
+    assert early == "call"
+    c.failure("call", hard=True)  # another call opens the circuit
+    time.sleep(0.1)
+    assert c.admit() == "probe"
+    c.abandon(early)  # the early call is cancelled: the probe still owns its place
+    assert c.admit() is None
+    c.success("probe")
+    assert c.admit() == "call"
+
+
+def test_a_request_size_error_is_not_a_format_refusal() -> None:
+    body = {
+        "error": {
+            "message": "This model's maximum context length is 8192 tokens. However, your "
+            "messages resulted in 9000 tokens (500 in the functions)."
+        }
+    }
+    err = openai.BadRequestError("x", response=_status(400, body), body=body)
+    assert classify_failure(err)[2] is False
+    vllm = {"error": {"message": "The provided JSON schema contains features not supported"}}
+    err = openai.BadRequestError("x", response=_status(400, vllm), body=vllm)
+    assert classify_failure(err)[2] is True
+
+
+def test_a_model_without_structured_output_fails_the_call_not_the_caller() -> None:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    mm = MemoryModel(GenericFakeChatModel(messages=iter(["x"])))
+    outcome = run(mm.call([HumanMessage("x")], lambda d: d, schema=ProfileUpdates))
+    assert outcome.failed and "NotImplementedError" in str(outcome.error)
+
+
+def test_openai_key_is_never_sent_to_another_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langmem_layers import resolve_chat_model
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.setenv("LANGMEM_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("LANGMEM_OPENAI_API_KEY", raising=False)
+    chat: Any = resolve_chat_model(None, purpose="test")
+    assert chat.openai_api_base == "http://127.0.0.1:9/v1"
+    assert chat.openai_api_key.get_secret_value() == "not-needed"
+    monkeypatch.setenv("LANGMEM_OPENAI_API_KEY", "local-key")
+    chat = resolve_chat_model(None, purpose="test")
+    assert chat.openai_api_key.get_secret_value() == "local-key"
