@@ -9,8 +9,12 @@ so its circuit and its stats cover every call to that endpoint:
 * **time**: each operation (one extraction, one judgement, one summary) has one
   deadline, ``timeout_s``, over all its attempts. An OpenAI-family client is
   copied with that timeout and no retries of its own (the user's client is not
-  changed); every call is also bounded here (a worker thread for sync calls,
-  ``asyncio.wait_for`` for async ones), whatever the client;
+  changed); every call is also bounded here, whatever the client: async calls
+  with ``asyncio.wait_for`` (the request is cancelled), sync calls on a thread
+  started for that call and waited for until the deadline. A sync call still
+  running then is left to finish on its thread (a daemon): an OpenAI-family
+  client's own timeout ends it shortly after; another client's call ends when
+  that client gives up;
 * **a circuit per endpoint**: ``circuit_failures`` consecutive failures of the
   endpoint (connection, HTTP error), or one timeout, open it for
   ``circuit_cooldown_s``; while open no call is made and the callers use their

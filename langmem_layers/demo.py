@@ -31,8 +31,28 @@ if TYPE_CHECKING:
 
 __all__ = ["OfflineDemoModel", "get_weather", "run_demo"]
 
-#: Reply length of a demo agent built from the environment (``LANGMEM_OPENAI_BASE_URL``...).
+#: Reply lengths when the models come from the environment (``LANGMEM_OPENAI_BASE_URL``...):
+#: the agent's, and the memory's own (summaries, profile updates, episode summaries).
 DEMO_REPLY_TOKENS = 200
+DEMO_MEMORY_TOKENS = 400
+
+
+def _capped(chat: Any, tokens: int) -> Any:
+    """``chat`` with a reply limit, unless it has one (a small local model rambles on a CPU).
+
+    ChatOpenAI sends the limit as ``max_completion_tokens``, which llama.cpp's server
+    ignores: a server of your own (a base URL) also gets ``max_tokens``.
+    """
+    if getattr(chat, "max_tokens", 0) is not None:
+        return chat
+    update: dict[str, Any] = {"max_tokens": tokens}
+    if getattr(chat, "openai_api_base", None):
+        update["extra_body"] = {
+            **dict(getattr(chat, "extra_body", None) or {}),
+            "max_tokens": tokens,
+        }
+    return chat.model_copy(update=update)
+
 
 _WORD = re.compile(r"[a-z0-9]+", re.I)
 _STOP = {
@@ -261,10 +281,10 @@ def run_demo(
     folder = Path(storage_dir) if storage_dir else Path(tempfile.mkdtemp(prefix="langmem-demo-"))
     storage = Storage(folder)
     chat = resolve_chat_model(model, purpose="the demo agent")
-    if model is None and chat is not None and getattr(chat, "max_tokens", 0) is None:
-        # from the environment: short replies (a small local model otherwise rambles for
-        # minutes per turn on a CPU)
-        chat = chat.model_copy(update={"max_tokens": DEMO_REPLY_TOKENS})
+    memory_chat = None
+    if model is None and chat is not None:  # from the environment: short replies
+        memory_chat = _capped(chat, DEMO_MEMORY_TOKENS)
+        chat = _capped(chat, DEMO_REPLY_TOKENS)
     agent_model = chat or OfflineDemoModel()
     user = "ada@example.com"
     say(f"Storage folder: {storage.path}")
@@ -273,7 +293,9 @@ def run_demo(
     observed: dict[str, Any] = {"storage": str(storage.path), "sessions": []}
     with storage.checkpointer() as saver, storage.store() as store:
         memory = MemoryLayers(
-            config=MemoryConfig(extract_every=1), episodes=EpisodeStore(storage=storage)
+            config=MemoryConfig(extract_every=1),
+            episodes=EpisodeStore(storage=storage),
+            model=memory_chat,
         )
         graph = build_memory_graph(
             agent_model, memory=memory, tools=[get_weather], checkpointer=saver, store=store

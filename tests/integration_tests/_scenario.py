@@ -80,13 +80,13 @@ def _reply(out: Any) -> str:
 
 def run_graph(
     tmp: Path, agent_model: Any, memory_model: Any, *, sessions: Sequence[list[str]] = SESSIONS,
-    user: str = "ada", **config: Any,
+    user: str = "ada", tools: Sequence[Any] = (get_weather,), **config: Any,
 ) -> Run:  # fmt: skip
     """The reference graph, sync: turns, then end_session, for each session."""
     memory = layers(tmp, memory_model, **config)
     store = InMemoryStore()
     graph = build_memory_graph(
-        agent_model, memory=memory, tools=[get_weather], checkpointer=InMemorySaver(), store=store
+        agent_model, memory=memory, tools=list(tools), checkpointer=InMemorySaver(), store=store
     )
     run = Run(memory, store, user)
     for n, script in enumerate(sessions):
@@ -104,14 +104,14 @@ def run_graph(
 
 async def arun_agent(
     tmp: Path, agent_model: Any, memory_model: Any, *, sessions: Sequence[list[str]] = SESSIONS,
-    user: str = "ada", **config: Any,
+    user: str = "ada", tools: Sequence[Any] = (get_weather,), **config: Any,
 ) -> Run:  # fmt: skip
     """``create_agent`` + ``MemoryMiddleware``, async: turns, then aend_session."""
     memory = layers(tmp, memory_model, **config)
     store = InMemoryStore()
     agent = create_agent(
         agent_model,
-        [get_weather],
+        list(tools),
         middleware=[
             MemoryMiddleware(memory),
             ToolErrorMiddleware(on_error=lambda error, request: f"Error: {error}"),

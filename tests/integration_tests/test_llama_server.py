@@ -10,16 +10,20 @@ rules give for the same conversation. Both the agent and the memory run on it.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
 
 from tests.integration_tests._scenario import Run, arun_agent, run_graph, said
 
-# the two-session scenario without the weather question: SmolLM2-135M, offered a tool,
-# may call it turn after turn up to the recursion limit (minutes on 2 cores), which says
-# nothing about the memory; the agent still runs on the model with its tool bound
+# the two-session scenario without tools: SmolLM2-135M, offered a tool, calls it turn after
+# turn up to the recursion limit (minutes on 2 cores), which says nothing about the memory
+# (the agent's tool calls are covered through ChatOpenAI by test_model_contract.py)
 SESSIONS = (
     [
         "Hi! My name is Ada and I live in Oslo.",
@@ -29,15 +33,26 @@ SESSIONS = (
     ["I work as a data engineer at Acme.", "Which database do we use?"],
 )
 USER_TEXT = "\n".join(t for session in SESSIONS for t in session)
+# on 2 cores SmolLM2 writes grammar-constrained JSON at ~0.3 s a token: short replies, and
+# a deadline that lets one reply finish (an abandoned request keeps llama.cpp's single
+# slot busy, and the agent's next call waits behind it)
+MEMORY_TOKENS = 40
+OPTIONS: dict[str, Any] = {"sessions": SESSIONS, "tools": (), "model_timeout_s": 30}
 
 pytestmark = pytest.mark.integration
 
 
 def _chat(url: str, max_tokens: int) -> ChatOpenAI:
-    # as a user points ChatOpenAI at a local server (no key needed; the client wants one)
+    # as a user points ChatOpenAI at a local server (no key needed; the client wants one).
+    # ChatOpenAI sends a reply limit as max_completion_tokens, which llama-cpp-python's
+    # server ignores (it generates up to n_ctx): the limit goes in the body as max_tokens
     return ChatOpenAI(
-        base_url=url, api_key="not-needed", model="smollm2", temperature=0, max_tokens=max_tokens
-    )  # type: ignore[arg-type]
+        base_url=url,
+        api_key="not-needed",  # type: ignore[arg-type]
+        model="smollm2",
+        temperature=0,
+        extra_body={"max_tokens": max_tokens},
+    )
 
 
 def _check(run: Run, offline: Run) -> None:
@@ -62,11 +77,13 @@ def offline(tmp_path_factory: pytest.TempPathFactory) -> Run:
     from langmem_layers.testing import FakeChatModel
 
     agent = FakeChatModel(default="Noted.")
-    return run_graph(tmp_path_factory.mktemp("offline"), agent, None, sessions=SESSIONS)
+    return run_graph(tmp_path_factory.mktemp("offline"), agent, None, **OPTIONS)
 
 
 def test_reference_graph_on_smollm2(llama_server: str, offline: Run, tmp_path: Path) -> None:
-    run = run_graph(tmp_path, _chat(llama_server, 32), _chat(llama_server, 160), sessions=SESSIONS)
+    run = run_graph(
+        tmp_path, _chat(llama_server, 32), _chat(llama_server, MEMORY_TOKENS), **OPTIONS
+    )
     _check(run, offline)
 
 
@@ -74,6 +91,21 @@ async def test_create_agent_async_on_smollm2(
     llama_server: str, offline: Run, tmp_path: Path
 ) -> None:
     run = await arun_agent(
-        tmp_path, _chat(llama_server, 32), _chat(llama_server, 160), sessions=SESSIONS
+        tmp_path, _chat(llama_server, 32), _chat(llama_server, MEMORY_TOKENS), **OPTIONS
     )
     _check(run, offline)
+
+
+def test_the_demo_runs_against_the_local_server(llama_server: str, tmp_path: Path) -> None:
+    """As the README documents: ``LANGMEM_OPENAI_BASE_URL=... make demo`` (about 100 s here)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update(LANGMEM_OPENAI_BASE_URL=llama_server, LANGMEM_OPENAI_MODEL="smollm2")
+    exe = Path(sys.executable).with_name("langmem-layers")
+    done = subprocess.run(
+        [str(exe), "demo"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"Agent model: ChatOpenAI at {llama_server} model=smollm2" in done.stdout
+    assert "[end of session 2]" in done.stdout
+    assert "tech_stack.database: PostgreSQL" in done.stdout  # at least the offline rules' profile
