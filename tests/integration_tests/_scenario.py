@@ -7,7 +7,10 @@ whatever the test passes (the real ``ChatOpenAI`` over HTTP in those tests).
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -143,3 +146,17 @@ def said(value: str, text: str = USER_TEXT) -> bool:
     words = _WORD.findall(value.casefold())
     heard = set(_WORD.findall(text.casefold()))
     return bool(words) and 2 * sum(w in heard for w in words) >= len(words)
+
+
+def run_demo_cli(base_url: str, model: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``langmem-layers demo`` with ``LANGMEM_OPENAI_BASE_URL`` (no OpenAI key passed on)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update(LANGMEM_OPENAI_BASE_URL=base_url, LANGMEM_OPENAI_MODEL=model)
+    exe = Path(sys.executable).with_name("langmem-layers")
+    done = subprocess.run(
+        [str(exe), "demo"], cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"Agent model: ChatOpenAI at {base_url} model={model}" in done.stdout
+    return done

@@ -10,16 +10,13 @@ rules give for the same conversation. Both the agent and the memory run on it.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_openai import ChatOpenAI
 
-from tests.integration_tests._scenario import Run, arun_agent, run_graph, said
+from tests.integration_tests._scenario import Run, arun_agent, run_demo_cli, run_graph, said
 
 # the two-session scenario without tools: SmolLM2-135M, offered a tool, calls it turn after
 # turn up to the recursion limit (minutes on 2 cores), which says nothing about the memory
@@ -98,14 +95,6 @@ async def test_create_agent_async_on_smollm2(
 
 def test_the_demo_runs_against_the_local_server(llama_server: str, tmp_path: Path) -> None:
     """As the README documents: ``LANGMEM_OPENAI_BASE_URL=... make demo`` (about 100 s here)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env.update(LANGMEM_OPENAI_BASE_URL=llama_server, LANGMEM_OPENAI_MODEL="smollm2")
-    exe = Path(sys.executable).with_name("langmem-layers")
-    done = subprocess.run(
-        [str(exe), "demo"], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=600, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert f"Agent model: ChatOpenAI at {llama_server} model=smollm2" in done.stdout
+    done = run_demo_cli(llama_server, "smollm2", tmp_path)
     assert "[end of session 2]" in done.stdout
     assert "tech_stack.database: PostgreSQL" in done.stdout  # at least the offline rules' profile

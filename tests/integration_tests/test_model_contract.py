@@ -11,10 +11,7 @@ real ``langchain_openai.ChatOpenAI`` client, in the reference graph (sync) and i
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,7 @@ from langchain_openai import ChatOpenAI
 
 from langmem_layers.context import RunScope
 from langmem_layers.testing.endpoint import OpenAIEndpoint
-from tests.integration_tests._scenario import Run, arun_agent, run_graph, said
+from tests.integration_tests._scenario import Run, arun_agent, run_demo_cli, run_graph, said
 
 pytestmark = pytest.mark.integration
 
@@ -160,15 +157,7 @@ def test_the_demo_runs_against_a_local_openai_compatible_server(
     endpoint: OpenAIEndpoint, tmp_path: Path
 ) -> None:
     """``LANGMEM_OPENAI_BASE_URL`` points the demo's agent and memory at the server."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env.update(LANGMEM_OPENAI_BASE_URL=endpoint.base_url, LANGMEM_OPENAI_MODEL="gpt-4o-mini")
-    exe = Path(sys.executable).with_name("langmem-layers")
-    done = subprocess.run(
-        [str(exe), "demo"], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert f"Agent model: ChatOpenAI at {endpoint.base_url} model=gpt-4o-mini" in done.stdout
+    done = run_demo_cli(endpoint.base_url, "gpt-4o-mini", tmp_path)
     assert "=== Session 2" in done.stdout and "tech_stack.database: PostgreSQL" in done.stdout
     kinds = _kinds(endpoint)
     assert kinds.get("agent", 0) >= 7 and kinds.get("ProfileUpdates", 0) >= 1, kinds
