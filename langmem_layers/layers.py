@@ -60,9 +60,14 @@ class MemoryLayers:
         model: The chat model the layers call for window summaries, profile
             extraction and archive decisions (not the agent's model); default
             :func:`~langmem_layers.resolve_chat_model`, offline fallbacks without one.
+            Its calls are bounded by ``config.model_timeout_s``, guarded by one
+            circuit per endpoint and sent in OpenAI's strict schema subset (see the
+            README's "Using a real or local model").
 
     Attributes:
         config: The :class:`~langmem_layers.MemoryConfig`.
+        model: The layers' own model as they call it (``None``: the offline paths);
+            its counters are in :meth:`stats`.
         episodes: Episodic memory.
         profiles: Semantic memory (the user profile).
         procedural: Procedural memory (tool outcomes).
