@@ -56,7 +56,7 @@ unit: $(VENV)/.dev
 
 doctest: $(VENV)/.dev
 	$(BIN)/pytest --doctest-modules langmem_layers bench --disable-socket --allow-unix-socket -q \
-	  --ignore=langmem_layers/testing/fixtures.py --ignore=langmem_layers/studio.py
+	  --ignore=langmem_layers/testing/fixtures.py --ignore=langmem_layers/agent/studio.py
 
 integration: $(VENV)/.dev $(VENV)/.llama
 	LANGMEM_LLAMA_PYTHON="$(abspath $(LLAMA_VENV))/bin/python" LANGMEM_LLAMA_MODEL="$(abspath $(LLAMA_MODEL))" \

@@ -29,8 +29,8 @@ def _ms(t0: float) -> float:
 
 def time_parts(state: dict[str, Any], query: str) -> dict[str, float]:
     """Time each part of one recall of ``query`` (see the module docstring)."""
-    from langmem_layers.episodic._sync import read_version
-    from langmem_layers.text import tokenize
+    from langmem_layers._core.text import tokenize
+    from langmem_layers.episodic._engine.sync import read_version
 
     store, retriever, emb, uid = state["store"], state["retriever"], state["emb"], state["user"]
     mirror = store._mirror

@@ -31,8 +31,8 @@ def _ms(t0: float) -> float:
 
 def _open(cmd: dict[str, Any]) -> dict[str, Any]:
     import langmem_layers
-    from langmem_layers.defaults import Storage, resolve_embeddings
     from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+    from langmem_layers.storage.defaults import Storage, resolve_embeddings
 
     emb = resolve_embeddings()
     emb.embed_query("warm up the model")

@@ -13,8 +13,8 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from langmem_layers.config import MemoryConfig
-from langmem_layers.defaults import Storage
 from langmem_layers.layers import MemoryLayers
+from langmem_layers.storage.defaults import Storage
 
 __all__ = ["DEFAULT_DSN", "Agent", "Backend", "build_agent", "open_backend"]
 
@@ -102,8 +102,8 @@ class Agent:
 
 def build_agent(backend: Backend) -> Agent:
     """The reference graph on the backend, with the offline demo model and weather tool."""
-    from langmem_layers.demo import OfflineDemoModel, get_weather
-    from langmem_layers.graph import build_memory_graph
+    from langmem_layers.agent.graph import build_memory_graph
+    from langmem_layers.cli.demo import OfflineDemoModel, get_weather
 
     memory = MemoryLayers(config=MemoryConfig(extract_every=1), episodes=backend.episodes)
     graph = build_memory_graph(

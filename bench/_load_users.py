@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from bench._metrics import percentile
-from langmem_layers.embeddings import LocalE5Embeddings
+from langmem_layers.storage.embeddings import LocalE5Embeddings
 
 __all__ = ["LOCKED", "Client", "Persona", "Phase", "TimedE5", "UserLog"]
 

@@ -88,7 +88,7 @@ def bulk_ingest(collection: Any, user: str, turns: int, dim: int, seed: int) -> 
     import numpy as np
 
     from langmem_layers.episodic import episode_id_for
-    from langmem_layers.episodic._sync import encode_packs, version_record
+    from langmem_layers.episodic._engine.sync import encode_packs, version_record
 
     rng, nrng = random.Random(seed), np.random.default_rng(seed)
     base, seq = time.time() - 400 * 86400, int(time.time() * 1e6)

@@ -96,7 +96,7 @@ class _App:
 
         from bench._scale_servers import chroma_client
         from langmem_layers import EpisodeStore, MemoryConfig, MemoryLayers, build_memory_graph
-        from langmem_layers.demo import OfflineDemoModel, get_weather
+        from langmem_layers.cli.demo import OfflineDemoModel, get_weather
         from langmem_layers.episodic import EpisodicRetriever
         from langmem_layers.testing import DeterministicEmbeddings
 
@@ -152,7 +152,7 @@ class _App:
         from langchain_core.messages import HumanMessage
         from langchain_core.runnables import RunnableConfig
 
-        from langmem_layers.sessions import end_session
+        from langmem_layers.agent.sessions import end_session
 
         uid, thread, text = self._next_turn()
         cfg: RunnableConfig = {"configurable": {"thread_id": thread}}

@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from langmem_layers.fences import unescape
+from langmem_layers.safety.fences import unescape
 
 __all__ = [
     "RULES",

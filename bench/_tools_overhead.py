@@ -15,8 +15,8 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from bench._metrics import percentile
-from langmem_layers.defaults import Storage
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware, RecordedTool
+from langmem_layers.storage.defaults import Storage
 
 __all__ = ["graph_overhead", "interleaved", "overhead", "report"]
 

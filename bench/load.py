@@ -55,7 +55,7 @@ from langchain_core.messages import HumanMessage
 from bench._load_backend import DEFAULT_DSN, Agent, Backend, build_agent, open_backend
 from bench._load_users import LOCKED, Client, Persona, Phase, TimedE5, UserLog
 from bench._threads import add_threads_option, apply_threads
-from langmem_layers.text import message_text
+from langmem_layers._core.text import message_text
 
 __all__ = ["format_report", "main", "run_load", "run_phase", "verify"]
 
@@ -79,7 +79,7 @@ class _Clock:
 async def _run_client(
     agent: Agent, client: Client, logs: dict[str, UserLog], clock: _Clock, ph: Phase
 ) -> None:
-    from langmem_layers.sessions import aend_session
+    from langmem_layers.agent.sessions import aend_session
 
     while clock.more(client):
         uid, conv = client.user_id(), client.conversations
@@ -156,7 +156,7 @@ async def run_phase(
 
 async def verify(agent: Agent, backend: Backend, logs: dict[str, UserLog]) -> list[str]:
     """Check each user's threads, profile and episodes; return what is missing."""
-    from langmem_layers.sessions import asession_transcript
+    from langmem_layers.agent.sessions import asession_transcript
 
     profiles = agent.memory.profiles.with_store(backend.store)
     missing: list[str] = []

@@ -38,11 +38,11 @@ from bench._locomo_data import Conversation, Question, load_conversations
 from bench._metrics import mean, percentile, recall_at_k
 from bench._paths import LOCOMO_DEV
 from bench._threads import add_threads_option, apply_threads
-from langmem_layers.defaults import Storage, resolve_embeddings
-from langmem_layers.embeddings import embeddings_id
+from langmem_layers._core.text import STOP_WORDS_EN
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
-from langmem_layers.episodic._lexical import format_date
-from langmem_layers.text import STOP_WORDS_EN
+from langmem_layers.episodic._engine.bm25 import format_date
+from langmem_layers.storage.defaults import Storage, resolve_embeddings
+from langmem_layers.storage.embeddings import embeddings_id
 
 
 class _QueryRecorder(Embeddings):
@@ -197,7 +197,7 @@ def _make_bm25(corpus: list[list[str]]) -> Any:
     try:
         from rank_bm25 import BM25Okapi
     except ImportError:  # pragma: no cover - dev dependency
-        from langmem_layers.episodic._lexical import BM25Index
+        from langmem_layers.episodic._engine.bm25 import BM25Index
 
         idx = BM25Index(b=0.75)
         idx.add(corpus)

@@ -95,9 +95,9 @@ from langgraph.store.memory import InMemoryStore
 
 from bench._metrics import percentile
 from langmem_layers import MemoryConfig, MemoryLayers
+from langmem_layers.agent.graph import build_memory_graph
+from langmem_layers.agent.sessions import end_session
 from langmem_layers.episodic import EpisodeStore
-from langmem_layers.graph import build_memory_graph
-from langmem_layers.sessions import end_session
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 from langmem_layers.testing.endpoint import OpenAIEndpoint
 

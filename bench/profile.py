@@ -229,7 +229,7 @@ def main(argv: list[str]) -> int:
             if args.verbose and name != "all":
                 print("\n".join(score.failures))
     if os.environ.get("OPENAI_API_KEY"):
-        from langmem_layers.defaults import resolve_chat_model
+        from langmem_layers.storage.defaults import resolve_chat_model
 
         model = resolve_chat_model(purpose="profile benchmark")
         assert model is not None

@@ -45,8 +45,8 @@ from bench._metrics import mean, percentile, recall_at_k
 from bench._paths import LOCOMO_DEV
 from bench._threads import add_threads_option, apply_threads
 from langmem_layers.config import MemoryConfig
-from langmem_layers.defaults import Storage
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.storage.defaults import Storage
 
 __all__ = [
     "Case",

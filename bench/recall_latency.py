@@ -44,9 +44,9 @@ _PARTS = ("embed", "version", "mask", "lexical", "dense", "rank_rest", "touch", 
 
 def build(folder: Path, size: int, others: int) -> None:
     """Store ``size`` turns of the target user and ``others`` turns of 4 other users."""
-    from langmem_layers.defaults import Storage
-    from langmem_layers.embeddings import LocalE5Embeddings
     from langmem_layers.episodic import EpisodeStore
+    from langmem_layers.storage.defaults import Storage
+    from langmem_layers.storage.embeddings import LocalE5Embeddings
 
     # the collection is opened with the packaged model's id; vectors come precomputed
     store = EpisodeStore(embeddings=LocalE5Embeddings(), storage=Storage(folder))

@@ -37,8 +37,8 @@ from langgraph.store.base import BaseStore
 
 from bench._tools_env import RULES, Env, UpstreamTimeout, choose_styles, intent, make_tools, spell
 from bench._tools_overhead import overhead
-from langmem_layers.defaults import Storage
 from langmem_layers.procedural import ProceduralMemory, RecordedTool
+from langmem_layers.storage.defaults import Storage
 
 __all__ = ["Arm", "learning", "main", "run_arm", "run_practices"]
 
@@ -107,13 +107,15 @@ def run_practices(*, seed: int, episodes: int, use_memory: bool, store: BaseStor
         options = list(truth["refund"])
         choice = rng.choice(options)
         if use_memory:
-            ranked = memory.best_practices("refund", user_id=user, k=len(options))
+            ranked = memory.approaches.best_practices("refund", user_id=user, k=len(options))
             tried = {a.approach: a.attempts for a in ranked}
             untried = [o for o in options if tried.get(o, 0) < 2]
             choice = untried[0] if untried else ranked[0].approach
         ok = rng.random() < truth["refund"][choice]
         wins += ok
-        memory.record_approach("refund", choice, success=ok, tools=["orders"], user_id=user)
+        memory.approaches.record_approach(
+            "refund", choice, success=ok, tools=["orders"], user_id=user
+        )
     memory.flush()
     return wins / episodes
 

@@ -30,8 +30,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 from bench._metrics import percentile
-from langmem_layers.defaults import Storage
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.storage.defaults import Storage
+from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.working import ExtractiveSummarizer, WorkingMemoryState, create_window_node
 
 TOPICS = ["database", "deploy", "budget", "travel", "python", "garden", "music", "invoice"]

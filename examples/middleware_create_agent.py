@@ -28,13 +28,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langmem_layers import (
-    MemoryConfig,
-    MemoryContext,
-    MemoryLayers,
-    MemoryMiddleware,
-    resolve_chat_model,
-)
+from langmem_layers import MemoryConfig, MemoryContext, MemoryLayers, MemoryMiddleware
+from langmem_layers.storage import resolve_chat_model
 from langmem_layers.testing import OfflineDemoModel, get_weather
 
 USER = "ada@example.com"

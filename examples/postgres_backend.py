@@ -32,15 +32,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
 
-from langmem_layers import (
-    EpisodeStore,
-    MemoryConfig,
-    MemoryLayers,
-    build_memory_graph,
-    end_session,
-    resolve_chat_model,
-)
-from langmem_layers.admin import forget_user_everywhere
+from langmem_layers import EpisodeStore, MemoryConfig, MemoryLayers, build_memory_graph, end_session
+from langmem_layers.agent.admin import forget_user_everywhere
+from langmem_layers.storage import resolve_chat_model
 from langmem_layers.testing import OfflineDemoModel, get_weather
 
 URL = os.environ.get("LANGMEM_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")

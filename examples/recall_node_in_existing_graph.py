@@ -24,7 +24,8 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from langmem_layers import EpisodeStore, MemoryContext, create_recall_node, render_recalled
+from langmem_layers import EpisodeStore, MemoryContext
+from langmem_layers.episodic import create_recall_node, render_recalled
 
 
 class State(TypedDict, total=False):

@@ -26,7 +26,8 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from langmem_layers import EpisodeStore, EpisodicRetriever, resolve_chat_model
+from langmem_layers import EpisodeStore, EpisodicRetriever
+from langmem_layers.storage import resolve_chat_model
 from langmem_layers.testing import FakeChatModel
 
 PROMPT = ChatPromptTemplate.from_messages(

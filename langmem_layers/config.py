@@ -2,7 +2,7 @@
 
 :class:`MemoryConfig` holds the options that the reference graph
 (:func:`~langmem_layers.build_memory_graph`), :class:`~langmem_layers.MemoryMiddleware`
-(``create_agent``) and the LangGraph server entry point (``langmem_layers.studio``)
+(``create_agent``) and the LangGraph server entry point (``langmem_layers.agent.studio``)
 share. Pass it to :class:`~langmem_layers.MemoryLayers`; every consumer reads the
 same values. It is validated when created, so a budget that cannot work fails
 at start-up with a message naming the fix, not on the first turn.
@@ -14,19 +14,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from langmem_layers._checks import check_fraction
-from langmem_layers._llm import (
+from langmem_layers._core.checks import check_fraction
+from langmem_layers._core.llm import (
     DEFAULT_CIRCUIT_COOLDOWN_S,
     DEFAULT_CIRCUIT_FAILURES,
     DEFAULT_MODEL_TIMEOUT_S,
     StructuredMethod,
     check_model_settings,
 )
-from langmem_layers.caps import OutputCaps
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural._durability import Durability, check_durability
-from langmem_layers.redaction import RedactionConfig
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.safety.caps import OutputCaps
+from langmem_layers.safety.redaction import RedactionConfig
+from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.working import MIN_MAX_TOKENS
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "MemoryConfig", "ToolErrorHandling"]

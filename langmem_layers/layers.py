@@ -22,16 +22,15 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
-from langmem_layers._checks import check_model
-from langmem_layers._llm import MemoryModel
-from langmem_layers._steps import Core, arun, run, twin
+from langmem_layers._core.llm import MemoryModel
+from langmem_layers._core.steps import Core, arun, run, twin
 from langmem_layers.config import MemoryConfig
-from langmem_layers.defaults import Storage, resolve_chat_model
 from langmem_layers.episodic import CacheOptions, EpisodeStore, WritePolicy, create_recall_node
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
 from langmem_layers.semantic import ProfileStore, ProfileUpdater
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.storage.defaults import Storage, check_model, resolve_chat_model
+from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.working import create_window_node
 
 __all__ = ["MemoryLayers"]

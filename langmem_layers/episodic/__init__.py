@@ -40,7 +40,6 @@ from langmem_layers.episodic.types import (
     ForgetResult,
     episode_id_for,
 )
-from langmem_layers.text import tokenize
 
 __all__ = [
     "ArchiveDecision",
@@ -68,5 +67,4 @@ __all__ = [
     "expire_unused",
     "forget_all_episodes",
     "render_recalled",
-    "tokenize",
 ]

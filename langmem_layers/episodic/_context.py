@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
-from langmem_layers.episodic._index import substance
+from langmem_layers.episodic._engine.index import substance
 
 __all__ = ["CONTEXT_CHARS", "contextual_texts"]
 
@@ -26,7 +26,7 @@ def contextual_texts(
     line break and the turn, whole. The stored text, the lexical index and what recall
     returns stay the turn alone; other records (the episode summary) are embedded as
     they are. A turn with nothing of its own to say (no content word: "Noted.", "好的",
-    or a failed tool call; :func:`~langmem_layers.episodic._index.substance` at most
+    or a failed tool call; :func:`~langmem_layers.episodic._engine.index.substance` at most
     0.2) is embedded alone too: with its context it would become a copy of the turn it
     acknowledges and be recalled for that turn's facts. Measured with ``python -m bench
     recall-eval``: see the README's recall section.

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 
-from langmem_layers.episodic._lexical import format_date
+from langmem_layers.episodic._engine.bm25 import format_date
 
 __all__ = ["DateSpan", "date_words", "resolve_dates"]
 

@@ -34,9 +34,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langmem_layers.episodic.triggers import detect_trigger
-from langmem_layers.episodic.types import EpisodeSummary
-from langmem_layers.text import (
+from langmem_layers._core.text import (
     CJK_IDEOGRAPHS,
     STOP_WORDS_EN,
     STOP_WORDS_ZH,
@@ -45,6 +43,8 @@ from langmem_layers.text import (
     message_text,
     split_sentences,
 )
+from langmem_layers.episodic.triggers import detect_trigger
+from langmem_layers.episodic.types import EpisodeSummary
 
 __all__ = ["SUMMARY_CHARS", "offline_summary"]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from langmem_layers._checks import check_fraction
+from langmem_layers._core.checks import check_fraction
 from langmem_layers.errors import ConfigurationError
 
 __all__ = ["check_hints", "check_ratio", "timestamp"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from langmem_layers._steps import Core, arun, run, twin
+from langmem_layers._core.steps import Core, arun, run, twin
 from langmem_layers.episodic.store import EpisodeStore, _require_user
 from langmem_layers.episodic.types import Episode, ForgetResult
 from langmem_layers.errors import ConfigurationError

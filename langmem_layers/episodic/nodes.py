@@ -20,18 +20,18 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
-from langmem_layers._checks import check_messages
-from langmem_layers._steps import Core, arun, blocking, node, run, twin
-from langmem_layers.context import Identity, RunScope, current_runtime, resolve_identity
-from langmem_layers.episodic._lexical import format_date
+from langmem_layers._core.checks import check_messages
+from langmem_layers._core.steps import Core, arun, blocking, node, run, twin
+from langmem_layers._core.text import message_text
+from langmem_layers.episodic._engine.bm25 import format_date
 from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.fences import fence, one_line
-from langmem_layers.semantic._hints import named_fields, profile_hints
-from langmem_layers.text import message_text
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.identity import Identity, RunScope, current_runtime, resolve_identity
+from langmem_layers.safety.fences import fence, one_line
+from langmem_layers.semantic.hints import named_fields, profile_hints
+from langmem_layers.storage.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from langmem_layers.semantic.store import ProfileStore
@@ -62,7 +62,7 @@ def render_recalled(items: Sequence[Mapping[str, Any]]) -> str:
     """Render recalled items as a fenced prompt section (empty string if none).
 
     Each item is one line inside a ``<recalled_memories>`` fence
-    (:func:`~langmem_layers.fences.fence`): line breaks in the stored text
+    (:func:`~langmem_layers.safety.fences.fence`): line breaks in the stored text
     become ``⏎`` and ``&``, ``<``, ``>`` are HTML-escaped, so a stored turn
     cannot close the fence, start a new line or forge a header.
 

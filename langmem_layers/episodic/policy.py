@@ -31,16 +31,16 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from langmem_layers._llm import MemoryModel, as_memory_model
-from langmem_layers._retry import InvalidOutput
-from langmem_layers._steps import Core, arun, run
-from langmem_layers.defaults import resolve_chat_model
+from langmem_layers._core.llm import MemoryModel, as_memory_model
+from langmem_layers._core.retry import InvalidOutput
+from langmem_layers._core.steps import Core, arun, run
+from langmem_layers._core.text import message_text
 from langmem_layers.episodic._offline import offline_summary
 from langmem_layers.episodic.triggers import detect_trigger
 from langmem_layers.episodic.types import EpisodeSummary
-from langmem_layers.fences import fence, one_line
-from langmem_layers.text import message_text
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.safety.fences import fence, one_line
+from langmem_layers.storage.defaults import resolve_chat_model
+from langmem_layers.storage.tokens import TokenCounter
 
 __all__ = ["ArchiveDecision", "Reason", "WritePolicy"]
 

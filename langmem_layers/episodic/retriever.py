@@ -62,16 +62,21 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
-from langmem_layers._checks import check_int, check_number
-from langmem_layers._steps import Core, arun, blocking, run
+from langmem_layers._core.checks import check_int, check_number
+from langmem_layers._core.steps import Core, arun, blocking, run
+from langmem_layers._core.text import tokenize
 from langmem_layers.episodic._dates import date_words, resolve_dates
-from langmem_layers.episodic._index import UserIndex, _minmax, session_context
-from langmem_layers.episodic._lexical import asks_when, names_in
+from langmem_layers.episodic._engine.bm25 import asks_when, names_in
+from langmem_layers.episodic._engine.index import UserIndex, _minmax, session_context
+from langmem_layers.episodic._engine.overlap import (
+    PendingVector,
+    access_flusher,
+    resolve,
+    start_embedding,
+)
 from langmem_layers.episodic._options import check_hints, check_ratio, timestamp
-from langmem_layers.episodic._overlap import PendingVector, access_flusher, resolve, start_embedding
 from langmem_layers.episodic.store import EpisodeStore, _require_user
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.text import tokenize
 
 __all__ = ["EpisodicRetriever"]
 

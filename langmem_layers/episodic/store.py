@@ -13,7 +13,7 @@ current generation: a crash at any point never shows a mix of two versions.
 
 Vectors are computed once by the store (with the package's embeddings) and
 handed to Chroma; the collection is always opened with
-:class:`~langmem_layers.embeddings.LangchainEmbeddingFunction`, so Chroma never
+:class:`~langmem_layers.storage.embeddings.LangchainEmbeddingFunction`, so Chroma never
 falls back to its downloading default. A per-user in-memory mirror (BM25
 postings, vectors, scoring columns) serves recall, in an LRU cache bounded by
 bytes. It is updated in place by this store's own writes; writes of other
@@ -21,7 +21,7 @@ processes reach it through a per-user version record: each read checks it (one
 Chroma get by id) and fetches only the records that changed (``_sync``). A cold
 start reads one compact pack per 64 turns instead of every turn record.
 
-Every operation is one core (``langmem_layers._steps``) run by the sync method
+Every operation is one core (``langmem_layers._core.steps``) run by the sync method
 and by its ``a``-prefixed async twin. On the async path the Chroma client and
 the mirror run in a worker thread and the embeddings' own async method is
 awaited (a worker thread for local models): nothing blocks the event loop, and
@@ -38,25 +38,23 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
-from langmem_layers._caps import cap_summary
-from langmem_layers._checks import check_messages, check_thread_id
-from langmem_layers._steps import Call, Core, arun, blocking, run, twin
-from langmem_layers.caps import CapStats, OutputCaps
-from langmem_layers.defaults import Storage, resolve_embeddings
-from langmem_layers.embeddings import LangchainEmbeddingFunction, embeddings_id
-from langmem_layers.episodic._chroma import (
-    chroma_call as _chroma_call,
-)
-from langmem_layers.episodic._chroma import episode_in as _episode
-from langmem_layers.episodic._chroma import episodes_in as _episodes
-from langmem_layers.episodic._chroma import (
-    require_user as _require_user,
-)
-from langmem_layers.episodic._chroma import turns_in as _turns
+from langmem_layers._core.checks import check_messages, check_thread_id
+from langmem_layers._core.steps import Call, Core, arun, blocking, run, twin
+from langmem_layers._core.text import message_text
+from langmem_layers._core.text import speaker as _speaker
 from langmem_layers.episodic._context import contextual_texts
 from langmem_layers.episodic._dates import date_words, resolve_dates
-from langmem_layers.episodic._index import UserIndex
-from langmem_layers.episodic._mirror import Mirror
+from langmem_layers.episodic._engine.chroma import (
+    chroma_call as _chroma_call,
+)
+from langmem_layers.episodic._engine.chroma import episode_in as _episode
+from langmem_layers.episodic._engine.chroma import episodes_in as _episodes
+from langmem_layers.episodic._engine.chroma import (
+    require_user as _require_user,
+)
+from langmem_layers.episodic._engine.chroma import turns_in as _turns
+from langmem_layers.episodic._engine.index import UserIndex
+from langmem_layers.episodic._engine.mirror import Mirror
 from langmem_layers.episodic._offline import offline_summary
 from langmem_layers.episodic.types import (
     CacheOptions,
@@ -67,15 +65,17 @@ from langmem_layers.episodic.types import (
     episode_id_for,
 )
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.redaction import (
+from langmem_layers.safety._caps import cap_summary
+from langmem_layers.safety.caps import CapStats, OutputCaps
+from langmem_layers.safety.redaction import (
     REDACTED,
     RedactionConfig,
     find_secrets,
     redact_text,
     scrub,
 )
-from langmem_layers.text import message_text
-from langmem_layers.text import speaker as _speaker
+from langmem_layers.storage.defaults import Storage, resolve_embeddings
+from langmem_layers.storage.embeddings import LangchainEmbeddingFunction, embeddings_id
 
 __all__ = ["DEFAULT_COLLECTION", "EpisodeStore"]
 
@@ -111,9 +111,9 @@ class EpisodeStore:
         storage: Storage folder (or its path) used when no client is given.
         redaction: How secrets are removed from turns, summaries, key facts and
             outcomes before they are written
-            (:class:`~langmem_layers.redaction.RedactionConfig`).
+            (:class:`~langmem_layers.safety.redaction.RedactionConfig`).
         caps: Limits on the summary, key facts, outcomes, topic and tags, applied
-            after redaction (:class:`~langmem_layers.caps.OutputCaps`); cuts are
+            after redaction (:class:`~langmem_layers.safety.caps.OutputCaps`); cuts are
             counted in ``cap_stats``.
         cache: The in-memory mirrors that serve recall and the access-update
             buffer (:class:`~langmem_layers.episodic.CacheOptions`: ``max_bytes``,

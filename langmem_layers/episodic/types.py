@@ -142,7 +142,7 @@ class CacheOptions:
     flush_seconds: float = 30.0
 
     def __post_init__(self) -> None:
-        from langmem_layers._checks import check_int, check_number
+        from langmem_layers._core.checks import check_int, check_number
 
         check_int("max_bytes", self.max_bytes, 1, "max_bytes=256 * 2**20")
         check_int("flush_every", self.flush_every, 1, "flush_every=256")

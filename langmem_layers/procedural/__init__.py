@@ -35,7 +35,7 @@ from langmem_layers.procedural.records import (
     render_tips,
 )
 from langmem_layers.procedural.tool import RecordedTool, record_tool
-from langmem_layers.redaction import REDACTED, is_secret_key, redact, redact_text
+from langmem_layers.safety.redaction import REDACTED, is_secret_key, redact, redact_text
 
 __all__ = [
     "REDACTED",

@@ -10,9 +10,9 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
+from langmem_layers._core.text import message_text
 from langmem_layers.procedural._store import lookup
 from langmem_layers.procedural.records import ToolOutcome
-from langmem_layers.text import message_text
 
 _REPR_ERROR = re.compile(r"^Error: ([A-Za-z_][\w.]*)\((.*)\)\s*$", re.DOTALL)
 _INVOCATION = re.compile(r"^Error invoking tool .*? with error:\s*(.*)$", re.DOTALL)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.errors import GraphBubbleUp
 
-from langmem_layers._steps import Call, Core
-from langmem_layers.context import RunScope
+from langmem_layers._core.steps import Call, Core
+from langmem_layers.identity import RunScope
 from langmem_layers.procedural._classify import classify
 from langmem_layers.procedural._store import ScopeInfo, lookup, resolve_store
 from langmem_layers.procedural.records import OutcomeRecord, ToolOutcome

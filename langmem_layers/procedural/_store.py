@@ -14,9 +14,10 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore, Item, PutOp
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 
-from langmem_layers._checks import check_int, check_number
-from langmem_layers._steps import Core, run, store_call
-from langmem_layers.context import (
+from langmem_layers._core.checks import check_int, check_number
+from langmem_layers._core.steps import Core, run, store_call
+from langmem_layers.errors import ConfigurationError, MissingUserIdError
+from langmem_layers.identity import (
     NAMESPACE_ROOT,
     Identity,
     RunScope,
@@ -25,7 +26,6 @@ from langmem_layers.context import (
     resolve_identity,
     user_namespace,
 )
-from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.procedural._durability import Durability, check_durability
 
 logger = logging.getLogger("langmem_layers.procedural")

@@ -16,14 +16,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langmem_layers._steps import Core, arun, run
-from langmem_layers.context import RunScope, encode_label
+from langmem_layers._core.steps import Core, arun, run
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.fences import fence, one_line, safe_line
+from langmem_layers.identity import RunScope, encode_label
 from langmem_layers.procedural._store import AppendLog, LogLocator, ScopeInfo, with_user_id
 from langmem_layers.procedural.records import _default_counter
-from langmem_layers.redaction import RedactionConfig, redact_text
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.safety.fences import fence, one_line, safe_line
+from langmem_layers.safety.redaction import RedactionConfig, redact_text
+from langmem_layers.storage.tokens import TokenCounter
 
 __all__ = [
     "ApproachLog",
@@ -138,7 +138,7 @@ def render_best_practices(
     """Render ranked approaches as a short, fenced prompt section within ``max_tokens``.
 
     The section is a ``<best_practices>`` fence
-    (:func:`~langmem_layers.fences.fence`): recorded task types, approaches and
+    (:func:`~langmem_layers.safety.fences.fence`): recorded task types, approaches and
     tool names stay on their line and cannot close the fence or forge a header.
 
     Example:
@@ -268,9 +268,9 @@ class ApproachLog:
             >>> from langgraph.store.memory import InMemoryStore
             >>> from langmem_layers.procedural import ProceduralMemory
             >>> memory = ProceduralMemory(InMemoryStore())
-            >>> memory.record_approach("refund", "check order first", success=True,
+            >>> memory.approaches.record_approach("refund", "check order first", success=True,
             ...                        tools=["get_order"], user_id="u")
-            >>> memory.best_practices("refund", user_id="u")[0].tools
+            >>> memory.approaches.best_practices("refund", user_id="u")[0].tools
             ('get_order',)
 
         """
@@ -313,10 +313,10 @@ class ApproachLog:
             >>> from langgraph.store.memory import InMemoryStore
             >>> from langmem_layers.procedural import ProceduralMemory
             >>> memory = ProceduralMemory(InMemoryStore())
-            >>> memory.record_approach("t", "lucky", success=True, user_id="u")
+            >>> memory.approaches.record_approach("t", "lucky", success=True, user_id="u")
             >>> for ok in [True] * 9 + [False]:
-            ...     memory.record_approach("t", "steady", success=ok, user_id="u")
-            >>> [a.approach for a in memory.best_practices("t", user_id="u")]
+            ...     memory.approaches.record_approach("t", "steady", success=ok, user_id="u")
+            >>> [a.approach for a in memory.approaches.best_practices("t", user_id="u")]
             ['steady', 'lucky']
 
         """
@@ -352,8 +352,8 @@ class ApproachLog:
             >>> from langgraph.store.memory import InMemoryStore
             >>> from langmem_layers.procedural import ProceduralMemory
             >>> memory = ProceduralMemory(InMemoryStore())
-            >>> memory.record_approach("t", "plan first", success=True, user_id="u")
-            >>> print(memory.render_best_practices("t", user_id="u"))
+            >>> memory.approaches.record_approach("t", "plan first", success=True, user_id="u")
+            >>> print(memory.approaches.render_best_practices("t", user_id="u"))
             <best_practices>
             ## Best practices for t
             - plan first: 1/1 succeeded

@@ -9,10 +9,10 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from langmem_layers._checks import check_type
-from langmem_layers._steps import Core, arun, run
-from langmem_layers.context import RunScope, encode_label
+from langmem_layers._core.checks import check_type
+from langmem_layers._core.steps import Core, arun, run
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.identity import RunScope, encode_label
 from langmem_layers.procedural._durability import DurabilityOption, track
 from langmem_layers.procedural._durability import flush_at_exit as _flush_at_exit
 from langmem_layers.procedural._store import (
@@ -22,7 +22,7 @@ from langmem_layers.procedural._store import (
     ScopeInfo,
     with_user_id,
 )
-from langmem_layers.procedural.approaches import ApproachLog, ApproachStats
+from langmem_layers.procedural.approaches import ApproachLog
 from langmem_layers.procedural.records import (
     LogLimits,
     OutcomeRecord,
@@ -33,8 +33,8 @@ from langmem_layers.procedural.records import (
     render_tips,
     tool_name,
 )
-from langmem_layers.redaction import RedactionConfig
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.safety.redaction import RedactionConfig
+from langmem_layers.storage.tokens import TokenCounter
 
 __all__ = ["ProceduralMemory"]
 
@@ -176,7 +176,7 @@ class ProceduralMemory:
         """Resolve where a run's data lives; raises ``MissingUserIdError`` when partitioned by user.
 
         Example:
-            >>> from langmem_layers import RunScope
+            >>> from langmem_layers.identity import RunScope
             >>> from langmem_layers.procedural import ProceduralMemory
             >>> memory = ProceduralMemory(partition_by="agent")
             >>> memory.scope_for(RunScope(agent_id="bot.v2")).prefix
@@ -415,85 +415,3 @@ class ProceduralMemory:
         """Async twin of :meth:`render_tips`."""
         scope = with_user_id(scope, user_id)
         return await arun(self._render_tips_core(tools, scope, max_tokens))
-
-    # -- best practices (the approach log) --------------------------------------------
-
-    def record_approach(
-        self,
-        task_type: str,
-        approach: str,
-        *,
-        success: bool,
-        tools: Sequence[str] = (),
-        scope: RunScope | None = None,
-        user_id: str | None = None,
-    ) -> None:
-        """Record whether ``approach`` to a ``task_type`` worked (see :class:`ApproachLog`)."""
-        self.approaches.record_approach(
-            task_type, approach, success=success, tools=tools, scope=scope, user_id=user_id
-        )
-
-    async def arecord_approach(
-        self,
-        task_type: str,
-        approach: str,
-        *,
-        success: bool,
-        tools: Sequence[str] = (),
-        scope: RunScope | None = None,
-        user_id: str | None = None,
-    ) -> None:
-        """Async twin of :meth:`record_approach`."""
-        await self.approaches.arecord_approach(
-            task_type, approach, success=success, tools=tools, scope=scope, user_id=user_id
-        )
-
-    def best_practices(
-        self,
-        task_type: str,
-        *,
-        k: int = 3,
-        scope: RunScope | None = None,
-        user_id: str | None = None,
-    ) -> list[ApproachStats]:
-        """Top ``k`` approaches for ``task_type`` (see :class:`ApproachLog`)."""
-        return self.approaches.best_practices(task_type, k=k, scope=scope, user_id=user_id)
-
-    async def abest_practices(
-        self,
-        task_type: str,
-        *,
-        k: int = 3,
-        scope: RunScope | None = None,
-        user_id: str | None = None,
-    ) -> list[ApproachStats]:
-        """Async twin of :meth:`best_practices`."""
-        return await self.approaches.abest_practices(task_type, k=k, scope=scope, user_id=user_id)
-
-    def render_best_practices(
-        self,
-        task_type: str,
-        *,
-        k: int = 3,
-        max_tokens: int = 200,
-        scope: RunScope | None = None,
-        user_id: str | None = None,
-    ) -> str:
-        """:meth:`best_practices` as a prompt section (see :class:`ApproachLog`)."""
-        return self.approaches.render_best_practices(
-            task_type, k=k, max_tokens=max_tokens, scope=scope, user_id=user_id
-        )
-
-    async def arender_best_practices(
-        self,
-        task_type: str,
-        *,
-        k: int = 3,
-        max_tokens: int = 200,
-        scope: RunScope | None = None,
-        user_id: str | None = None,
-    ) -> str:
-        """Async twin of :meth:`render_best_practices`."""
-        return await self.approaches.arender_best_practices(
-            task_type, k=k, max_tokens=max_tokens, scope=scope, user_id=user_id
-        )

@@ -13,8 +13,8 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypedDict
 
-from langmem_layers._steps import Call, Core, arun, node, run, twin
-from langmem_layers.context import RunScope, current_runtime
+from langmem_layers._core.steps import Call, Core, arun, node, run, twin
+from langmem_layers.identity import RunScope, current_runtime
 from langmem_layers.procedural._recording import OutcomeRecorder, run_and_record, task_type_of
 from langmem_layers.procedural._store import current_config, resolve_store
 from langmem_layers.procedural.memory import ProceduralMemory
@@ -66,7 +66,7 @@ def _tips_section(
     """Rendered tips for ``names``, then the best practices for ``task`` if set."""
     section = yield twin(memory, "render_tips", names, max_tokens=max_tokens, scope=scope)
     if task:
-        extra = yield twin(memory, "render_best_practices", task, scope=scope)
+        extra = yield twin(memory.approaches, "render_best_practices", task, scope=scope)
         section = "\n\n".join(s for s in (section, extra) if s)
     return section
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from langmem_layers._checks import check_int
-from langmem_layers.fences import fence, fence_within, one_line, safe_line
-from langmem_layers.redaction import RedactionConfig, redact, redact_text
-from langmem_layers.tokens import TokenCounter
+from langmem_layers._core.checks import check_int
+from langmem_layers.safety.fences import fence, fence_within, one_line, safe_line
+from langmem_layers.safety.redaction import RedactionConfig, redact, redact_text
+from langmem_layers.storage.tokens import TokenCounter
 
 __all__ = [
     "FailurePattern",
@@ -374,7 +374,7 @@ def render_tips(
     top failure pattern, then a good example, then further patterns and
     examples) until the budget is spent; the output keeps tools grouped.
     Tools without calls are skipped; no calls at all gives ``""``. The section
-    is a ``<tool_tips>`` fence (:func:`~langmem_layers.fences.fence`): recorded
+    is a ``<tool_tips>`` fence (:func:`~langmem_layers.safety.fences.fence`): recorded
     errors and arguments stay on their line and cannot close the fence or
     forge a header; the fence's tokens count in the budget.
 

@@ -11,9 +11,9 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 from pydantic import ConfigDict, PrivateAttr
 
-from langmem_layers._steps import Core, arun, run, twin
-from langmem_layers.context import current_runtime
+from langmem_layers._core.steps import Core, arun, run, twin
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.identity import current_runtime
 from langmem_layers.procedural._recording import OutcomeRecorder, run_and_record, task_type_of
 from langmem_layers.procedural._store import current_config
 from langmem_layers.procedural.memory import ProceduralMemory

@@ -1,6 +1,6 @@
 """Store access for the profile store (private): paged scans, write ops, per-user locks.
 
-Everything that touches a store is a core (see :mod:`langmem_layers._steps`):
+Everything that touches a store is a core (see :mod:`langmem_layers._core.steps`):
 it yields steps and is executed by ``run`` (sync) or ``arun`` (async).
 """
 
@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
-from langmem_layers._steps import Call, Core, DualLock, store_call
+from langmem_layers._core.steps import Call, Core, DualLock, store_call
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from langmem_layers.redaction import RedactionConfig, is_credential, redact_text
+from langmem_layers.safety.redaction import RedactionConfig, is_credential, redact_text
 from langmem_layers.semantic.schema import ProfileUpdate
 
 logger = logging.getLogger("langmem_layers.semantic")

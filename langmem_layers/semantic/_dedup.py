@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langmem_layers._steps import Core, twin
+from langmem_layers._core.steps import Core, twin
 from langmem_layers.semantic._normalize import normalize_text
 from langmem_layers.semantic.schema import FieldSpec, ProfileUpdate
 from langmem_layers.semantic.types import ProfileItem

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage
 
+from langmem_layers._core.text import STOP_WORDS_EN, STOP_WORDS_ZH, message_text
 from langmem_layers.semantic.schema import ProfileUpdate
-from langmem_layers.text import STOP_WORDS_EN, STOP_WORDS_ZH, message_text
 
 __all__ = ["ground_updates", "grounded", "user_text"]
 

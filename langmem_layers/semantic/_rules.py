@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from langmem_layers._core.text import CJK_IDEOGRAPHS, has_cjk
 from langmem_layers.semantic import _lexicon as lexicon
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
-from langmem_layers.text import CJK_IDEOGRAPHS, has_cjk
 
 _FILLER = re.compile(
     r"^(?:(?:actually|oh|ok|okay|well|btw|by the way|also|and|so|now|yes|yeah|hi|hello|"

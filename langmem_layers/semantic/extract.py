@@ -13,11 +13,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
-from langmem_layers._llm import MemoryModel, Ungrounded, as_memory_model
-from langmem_layers._retry import InvalidOutput
-from langmem_layers._steps import Core, arun, run
+from langmem_layers._core.llm import MemoryModel, Ungrounded, as_memory_model
+from langmem_layers._core.retry import InvalidOutput
+from langmem_layers._core.steps import Core, arun, run
+from langmem_layers._core.text import message_text
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.fences import fence, one_line
+from langmem_layers.safety.fences import fence, one_line
 from langmem_layers.semantic._grounding import ground_updates
 from langmem_layers.semantic.schema import (
     FieldSpec,
@@ -27,7 +28,6 @@ from langmem_layers.semantic.schema import (
     profile_fields,
 )
 from langmem_layers.semantic.types import Profile
-from langmem_layers.text import message_text
 
 __all__ = [
     "ExtractionResult",
@@ -175,7 +175,7 @@ class LLMProfileExtractor:
     """Extract profile updates with a chat model's structured output.
 
     The model answers with :class:`ProfileUpdates`, sent in OpenAI's strict
-    schema subset through a :class:`~langmem_layers._llm.MemoryModel` (a
+    schema subset through a :class:`~langmem_layers._core.llm.MemoryModel` (a
     deadline per extraction, a circuit per endpoint, the structured-output
     method that the endpoint accepts). Output that does not parse or violates
     the schema (unknown field, missing key, importance outside 0-1, wrong
@@ -260,7 +260,7 @@ class LLMProfileExtractor:
         """Turn the structured answer into checked updates, or raise ``ValueError``.
 
         With ``messages``, values not grounded in the user's words are dropped
-        (:class:`~langmem_layers._llm.Ungrounded` when none is left of a
+        (:class:`~langmem_layers._core.llm.Ungrounded` when none is left of a
         non-empty answer).
         """
         if isinstance(output, dict) and "raw" in output:

@@ -14,11 +14,10 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.store.base import BaseStore
 
-from langmem_layers._llm import MemoryModel
-from langmem_layers._steps import Call, Core, arun, blocking, node, run, store_call
-from langmem_layers.context import current_runtime, resolve_identity, user_namespace
-from langmem_layers.defaults import resolve_chat_model
+from langmem_layers._core.llm import MemoryModel
+from langmem_layers._core.steps import Call, Core, arun, blocking, node, run, store_call
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.identity import current_runtime, resolve_identity, user_namespace
 from langmem_layers.semantic._background import BackgroundRunner
 from langmem_layers.semantic.extract import (
     DEFAULT_THRESHOLD,
@@ -30,6 +29,7 @@ from langmem_layers.semantic.offline import OfflineProfileExtractor
 from langmem_layers.semantic.schema import ProfileUpdate
 from langmem_layers.semantic.store import LAYER, ProfileStore
 from langmem_layers.semantic.types import HistoryRecord, Profile
+from langmem_layers.storage.defaults import resolve_chat_model
 
 __all__ = ["ProfileUpdater", "create_profile_extraction_node"]
 

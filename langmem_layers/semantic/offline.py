@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
+from langmem_layers._core.text import has_cjk, message_text, split_sentences
 from langmem_layers.semantic import _lexicon as lexicon
 from langmem_layers.semantic._credentials import screen_updates
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
@@ -15,7 +16,6 @@ from langmem_layers.semantic._rules import SentenceUpdates, extract_en, extract_
 from langmem_layers.semantic.extract import ExtractionResult, ExtractionStats
 from langmem_layers.semantic.schema import ProfileSchema, ProfileUpdate, profile_fields
 from langmem_layers.semantic.types import Profile
-from langmem_layers.text import has_cjk, message_text, split_sentences
 
 __all__ = ["OfflineProfileExtractor"]
 
@@ -79,7 +79,7 @@ class OfflineProfileExtractor:
 
     It never proposes a credential: "my password is X", "my api key is X",
     "我的密码是 X" and any value that redaction would change are skipped
-    (:func:`~langmem_layers.redaction.is_credential`), and the evidence it
+    (:func:`~langmem_layers.safety.redaction.is_credential`), and the evidence it
     quotes is redacted.
 
     It skips questions, negations, hypotheticals and wishes ("if I were...",

@@ -8,13 +8,13 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from langmem_layers._steps import Core, blocking, node
-from langmem_layers.context import current_runtime, resolve_identity
+from langmem_layers._core.steps import Core, blocking, node
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.fences import fence, safe_line
+from langmem_layers.identity import current_runtime, resolve_identity
+from langmem_layers.safety.fences import fence, safe_line
 from langmem_layers.semantic.store import ProfileStore
 from langmem_layers.semantic.types import Profile, ProfileItem
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.storage.tokens import TokenCounter
 
 __all__ = ["create_profile_injection_node", "render_profile"]
 
@@ -38,7 +38,7 @@ def _quote(text: str) -> str:
     """A JSON string on one line (whitespace, line breaks included, collapsed).
 
     JSON quoting means a stored value cannot start a new line of the section;
-    :func:`~langmem_layers.fences.fence` then escapes ``&``, ``<`` and ``>`` so
+    :func:`~langmem_layers.safety.fences.fence` then escapes ``&``, ``<`` and ``>`` so
     it cannot close the fence or open a new tag.
     """
     return json.dumps(" ".join(text.split()), ensure_ascii=False)
@@ -61,7 +61,7 @@ def render_profile(
 
     Items are ordered by importance, then by recency; lines that do not fit
     are left out. Values are JSON-quoted on one line inside a
-    ``<user_profile>`` fence (:func:`~langmem_layers.fences.fence`: ``&``,
+    ``<user_profile>`` fence (:func:`~langmem_layers.safety.fences.fence`: ``&``,
     ``<``, ``>`` HTML-escaped), so stored text cannot close the fence, start a
     line or pose as instructions. The fence and header count in the budget.
     An empty profile (or a budget too small for one line) renders as ``""``.

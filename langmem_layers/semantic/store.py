@@ -36,13 +36,12 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 
-from langmem_layers._caps import cap_profile_updates
-from langmem_layers._steps import Core, arun, run
-from langmem_layers.caps import CapStats, OutputCaps
-from langmem_layers.context import normalize_user_id, user_namespace
-from langmem_layers.defaults import Storage
+from langmem_layers._core.steps import Core, arun, run
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.redaction import RedactionConfig
+from langmem_layers.identity import normalize_user_id, user_namespace
+from langmem_layers.safety._caps import cap_profile_updates
+from langmem_layers.safety.caps import CapStats, OutputCaps
+from langmem_layers.safety.redaction import RedactionConfig
 from langmem_layers.semantic._backend import get_many, locked, ns_lock, scan, utc, write
 from langmem_layers.semantic._credentials import screen_updates
 from langmem_layers.semantic._dedup import NearDuplicates
@@ -58,6 +57,7 @@ from langmem_layers.semantic._merge import (
 )
 from langmem_layers.semantic.schema import FieldSpec, ProfileSchema, ProfileUpdate, profile_fields
 from langmem_layers.semantic.types import HistoryRecord, Profile, ProfileItem, SupersededValue
+from langmem_layers.storage.defaults import Storage
 
 __all__ = ["ProfileStore"]
 
@@ -80,8 +80,8 @@ class ProfileStore:
             count as duplicates (exact duplicates after normalisation always do).
         dedup_threshold: Cosine threshold for embedding de-duplication.
         redaction: Credentials are never stored: an update holding one is dropped
-            and evidence is redacted (:class:`~langmem_layers.redaction.RedactionConfig`).
-        caps: Limits :meth:`apply` enforces (:class:`~langmem_layers.caps.OutputCaps`).
+            and evidence is redacted (:class:`~langmem_layers.safety.redaction.RedactionConfig`).
+        caps: Limits :meth:`apply` enforces (:class:`~langmem_layers.safety.caps.OutputCaps`).
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore

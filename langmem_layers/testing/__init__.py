@@ -45,9 +45,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # the demo model lives with the demo; imported lazily to keep this module light
+    # the offline agent model lives with the agent; imported lazily to keep this module light
     if name in {"OfflineDemoModel", "get_weather"}:
-        from langmem_layers import demo
+        from langmem_layers.agent import offline
 
-        return getattr(demo, name)
+        return getattr(offline, name)
     raise AttributeError(f"module 'langmem_layers.testing' has no attribute {name!r}")

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from langmem_layers.text import CJK_IDEOGRAPHS
+from langmem_layers._core.text import CJK_IDEOGRAPHS
 
 __all__ = ["DeterministicEmbeddings", "FakeChatModel", "structured_reply", "tool_call"]
 

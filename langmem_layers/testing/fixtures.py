@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from langmem_layers.defaults import Storage
+from langmem_layers.storage.defaults import Storage
 from langmem_layers.testing.fakes import DeterministicEmbeddings, FakeChatModel
 
 

@@ -1,6 +1,6 @@
 """Private message helpers for working memory: roles, bodies, transcripts, sentence scores.
 
-Speaker labels, sentences and content words come from :mod:`langmem_layers.text`.
+Speaker labels, sentences and content words come from :mod:`langmem_layers._core.text`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
+from langmem_layers._core.text import message_text, speaker
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.text import message_text, speaker
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
 USER_ROLES = frozenset({"user", "human"})

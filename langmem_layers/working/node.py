@@ -12,9 +12,9 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from langmem_layers._steps import Core, node
+from langmem_layers._core.steps import Core, node
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.working.summarizer import (
     ExtractiveSummarizer,
     Summarizer,

@@ -26,7 +26,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.fences import fence, one_line
+from langmem_layers.safety.fences import fence, one_line
 
 __all__ = [
     "CLEAR_KEY",
@@ -193,7 +193,7 @@ class WorkingMemoryState(TypedDict, total=False):
 def format_scratchpad(scratchpad: Mapping[str, Any] | None, *, header: str | None = None) -> str:
     """Render a scratchpad as a fenced prompt section ("" when empty).
 
-    The text is a ``<scratchpad>`` fence (:func:`~langmem_layers.fences.fence`):
+    The text is a ``<scratchpad>`` fence (:func:`~langmem_layers.safety.fences.fence`):
     each note, plan step or result stays on its own line (line breaks become
     ``⏎``) and ``&``, ``<``, ``>`` are HTML-escaped, so a note cannot close the
     fence or forge a header. ``header``, if given, is the fence's first line.

@@ -23,14 +23,14 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from langmem_layers._llm import MemoryModel, as_memory_model
-from langmem_layers._retry import InvalidOutput
-from langmem_layers._steps import Call, Core, arun, blocking, run
-from langmem_layers.defaults import resolve_chat_model
+from langmem_layers._core.llm import MemoryModel, as_memory_model
+from langmem_layers._core.retry import InvalidOutput
+from langmem_layers._core.steps import Call, Core, arun, blocking, run
+from langmem_layers._core.text import content_words, message_text, speaker, split_sentences
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.fences import fence, one_line
-from langmem_layers.text import content_words, message_text, speaker, split_sentences
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.safety.fences import fence, one_line
+from langmem_layers.storage.defaults import resolve_chat_model
+from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.working._messages import informativeness, message_body
 
 __all__ = [
@@ -258,7 +258,7 @@ class LLMSummarizer:
     once with the reason appended to the prompt. A second invalid reply, a
     failing endpoint (connection, timeout, HTTP error) or an open circuit is
     logged, counted in ``fallbacks`` and answered by ``fallback``. The call runs
-    through a :class:`~langmem_layers._llm.MemoryModel`: one deadline per
+    through a :class:`~langmem_layers._core.llm.MemoryModel`: one deadline per
     summary, one circuit per endpoint.
 
     Args:

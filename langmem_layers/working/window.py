@@ -32,10 +32,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
+from langmem_layers._core.text import message_text
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.fences import fence, one_line
-from langmem_layers.text import message_text
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.safety.fences import fence, one_line
+from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.working._messages import coerce_messages, is_system, is_user
 from langmem_layers.working.state import format_scratchpad
 from langmem_layers.working.summarizer import DEFAULT_SUMMARY_TOKENS
@@ -355,7 +355,7 @@ def build_model_messages(
     The summary (and scratchpad) are appended to the first system message when
     it has text content, otherwise prepended as a new ``SystemMessage``, so
     providers that accept a single leading system message keep working. Both
-    are fenced (:func:`~langmem_layers.fences.fence`), so their stored text
+    are fenced (:func:`~langmem_layers.safety.fences.fence`), so their stored text
     cannot close a fence or forge a header.
 
     Example:

@@ -25,9 +25,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryConfig, MemoryLayers, MemoryMiddleware
+from langmem_layers.agent.graph import build_memory_graph
+from langmem_layers.agent.sessions import aend_session, end_session
 from langmem_layers.episodic import EpisodeStore
-from langmem_layers.graph import build_memory_graph
-from langmem_layers.sessions import aend_session, end_session
 from langmem_layers.testing import DeterministicEmbeddings
 
 SESSION_1 = [

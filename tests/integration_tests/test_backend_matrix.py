@@ -57,7 +57,7 @@ from langmem_layers import (
     build_memory_graph,
     end_session,
 )
-from langmem_layers.context import RunScope
+from langmem_layers.identity import RunScope
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, tool_call
 
 pytestmark = pytest.mark.integration

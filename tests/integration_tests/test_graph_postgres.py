@@ -15,12 +15,12 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
 
+from langmem_layers.agent.graph import build_memory_graph
+from langmem_layers.agent.sessions import end_session, expire_idle_sessions
 from langmem_layers.config import MemoryConfig
-from langmem_layers.context import RunScope
 from langmem_layers.episodic import EpisodeStore
-from langmem_layers.graph import build_memory_graph
+from langmem_layers.identity import RunScope
 from langmem_layers.layers import MemoryLayers
-from langmem_layers.sessions import end_session, expire_idle_sessions
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, tool_call
 
 # psycopg and the PostgreSQL saver/store are dev dependencies; `postgres_url` (conftest.py)

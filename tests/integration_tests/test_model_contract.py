@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from langchain_openai import ChatOpenAI
 
-from langmem_layers.context import RunScope
+from langmem_layers.identity import RunScope
 from langmem_layers.testing.endpoint import OpenAIEndpoint
 from tests.integration_tests._scenario import Run, arun_agent, run_demo_cli, run_graph, said
 

@@ -25,7 +25,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers.graph import build_memory_graph
+from langmem_layers.agent.graph import build_memory_graph
 from langmem_layers.testing import FakeChatModel
 from langmem_layers.testing.endpoint import OpenAIEndpoint
 from tests.integration_tests._scenario import (

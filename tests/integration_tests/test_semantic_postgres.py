@@ -14,7 +14,7 @@ import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
-from langmem_layers.admin import export_user
+from langmem_layers.agent.admin import export_user
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.semantic import (
     OfflineProfileExtractor,

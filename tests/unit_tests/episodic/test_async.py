@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from langmem_layers import MemoryContext, RunScope
+from langmem_layers import MemoryContext
 from langmem_layers.episodic import (
     EpisodeStore,
     EpisodeSummary,
@@ -35,6 +35,7 @@ from langmem_layers.episodic import (
     episode_id_for,
 )
 from langmem_layers.errors import MissingUserIdError
+from langmem_layers.identity import RunScope
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, structured_reply
 
 DAY = 86400.0

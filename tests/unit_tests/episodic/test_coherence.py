@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langmem_layers.episodic import CacheOptions, CacheStats, EpisodeStore, EpisodicRetriever
-from langmem_layers.episodic import _mirror as mirror_module
+from langmem_layers.episodic._engine import mirror as mirror_module
 from langmem_layers.testing import DeterministicEmbeddings
 
 

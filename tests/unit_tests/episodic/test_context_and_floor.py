@@ -16,7 +16,7 @@ from langmem_layers.episodic._context import CONTEXT_CHARS, contextual_texts
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.semantic import ProfileStore
-from langmem_layers.semantic._hints import profile_hints
+from langmem_layers.semantic.hints import profile_hints
 from langmem_layers.testing import DeterministicEmbeddings
 
 

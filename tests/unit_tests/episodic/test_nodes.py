@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from langmem_layers import MemoryContext, RunScope
+from langmem_layers import MemoryContext
 from langmem_layers.episodic import (
     EpisodeStore,
     EpisodeSummary,
@@ -21,6 +21,7 @@ from langmem_layers.episodic import (
     render_recalled,
 )
 from langmem_layers.errors import MissingUserIdError
+from langmem_layers.identity import RunScope
 from langmem_layers.testing import FakeChatModel, structured_reply
 
 
@@ -82,7 +83,7 @@ def test_recall_node_respects_token_budget(store: EpisodeStore) -> None:
     store.archive("ada", "s", [HumanMessage(long), HumanMessage("dog short"), HumanMessage("x")])
     node = create_recall_node(store, k=5, max_tokens=50)
     out = node.invoke({"messages": [HumanMessage("dog")]}, {"configurable": {"user_id": "ada"}})
-    from langmem_layers import TokenCounter
+    from langmem_layers.storage import TokenCounter
 
     counter = TokenCounter()
     items = out["recalled_episodes"]

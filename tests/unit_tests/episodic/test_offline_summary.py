@@ -15,8 +15,8 @@ from langchain_core.messages import (
 )
 
 from bench._evalset import generate
+from langmem_layers._core.text import split_sentences
 from langmem_layers.episodic._offline import SUMMARY_CHARS, offline_summary
-from langmem_layers.text import split_sentences
 
 TOOL_NOISE_WORDS = {"error", "429", "rate", "limited", "search", "docs", "timeout", "tool"}
 

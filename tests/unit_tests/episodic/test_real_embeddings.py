@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langmem_layers.embeddings import LocalE5Embeddings
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.storage.embeddings import LocalE5Embeddings
 
 
 @pytest.mark.slow

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langmem_layers.episodic import CacheOptions, EpisodeStore, EpisodicRetriever, _overlap
+from langmem_layers.episodic import CacheOptions, EpisodeStore, EpisodicRetriever
+from langmem_layers.episodic._engine import overlap as _overlap
 from langmem_layers.testing import DeterministicEmbeddings
 
 TOPICS = ["garden roses", "kyoto trip", "python project", "piano lessons", "database migration"]

@@ -394,7 +394,7 @@ def test_named_speaker_gets_a_bonus(store: EpisodeStore) -> None:
 
 
 def test_names_in_matches_whole_names() -> None:
-    from langmem_layers.episodic._lexical import names_in
+    from langmem_layers.episodic._engine.bm25 import names_in
 
     assert names_in("When did Jon visit Paris?", ["jon", "john", "paris"]) == [0, 2]
     assert names_in("Johnny's car", ["john"]) == []

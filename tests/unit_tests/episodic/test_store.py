@@ -109,7 +109,7 @@ def test_bad_collection_name(chroma_client: Any) -> None:
 
 
 def test_chroma_errors_are_wrapped_with_a_hint(store: EpisodeStore) -> None:
-    from langmem_layers.episodic._chroma import chroma_call
+    from langmem_layers.episodic._engine.chroma import chroma_call
 
     with pytest.raises(StorageError, match=r"\$and"):
         chroma_call("get", store.collection.get, where={"a": 1, "b": 2})

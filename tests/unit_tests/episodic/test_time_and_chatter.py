@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
-from langmem_layers.episodic._index import substance
+from langmem_layers.episodic._engine.index import substance
 from langmem_layers.testing import DeterministicEmbeddings
 
 MAY_8 = datetime(2023, 5, 8, 14, 0, tzinfo=UTC).timestamp()  # a Monday

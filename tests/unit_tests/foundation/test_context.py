@@ -2,15 +2,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from langmem_layers import (
-    ConfigurationError,
-    MemoryContext,
-    MissingUserIdError,
-    decode_label,
-    encode_label,
-    resolve_identity,
-    user_namespace,
-)
+from langmem_layers import ConfigurationError, MemoryContext, MissingUserIdError
+from langmem_layers.identity import decode_label, encode_label, resolve_identity, user_namespace
 
 
 class _Runtime:

@@ -5,13 +5,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from langmem_layers import (
-    ConfigurationError,
-    LangchainEmbeddingFunction,
-    LocalE5Embeddings,
-    resolve_embeddings,
-)
-from langmem_layers.embeddings import DEFAULT_EMBEDDINGS_ID, embeddings_id
+from langmem_layers import ConfigurationError
+from langmem_layers.storage import LangchainEmbeddingFunction, LocalE5Embeddings, resolve_embeddings
+from langmem_layers.storage.embeddings import DEFAULT_EMBEDDINGS_ID, embeddings_id
 from langmem_layers.testing import DeterministicEmbeddings
 
 
@@ -74,7 +70,8 @@ def test_reopened_collection_uses_our_model_in_a_new_process(tmp_path):
             raise RuntimeError("network access attempted")
         socket.socket.connect = _no_net
         import langmem_layers
-        from langmem_layers import Storage, LangchainEmbeddingFunction, LocalE5Embeddings
+        from langmem_layers import Storage
+        from langmem_layers.storage import LangchainEmbeddingFunction, LocalE5Embeddings
         s = Storage({str(tmp_path)!r})
         client = s.chroma_client()
         if {{c.name for c in client.list_collections()}} != {{"mem"}}:

@@ -23,15 +23,15 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
 from langchain_openai import ChatOpenAI
 
-from langmem_layers._llm import (
+from langmem_layers._core.llm import (
     MemoryModel,
     classify_failure,
     describe_endpoint,
     parse_json_object,
     strict_schema,
 )
-from langmem_layers._retry import InvalidOutput, Outcome, describe_error
-from langmem_layers._steps import arun, run
+from langmem_layers._core.retry import InvalidOutput, Outcome, describe_error
+from langmem_layers._core.steps import arun, run
 from langmem_layers.episodic import EpisodeSummary
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.semantic import ProfileUpdates
@@ -378,7 +378,7 @@ def test_a_cancelled_probe_lets_the_next_call_probe_again() -> None:
 
 
 def test_only_the_probe_frees_the_probe_place() -> None:
-    from langmem_layers._llm import _Circuit
+    from langmem_layers._core.llm import _Circuit
 
     c = _Circuit(1, 0.05)
     early = c.admit()  # admitted while closed
@@ -415,7 +415,7 @@ def test_a_model_without_structured_output_fails_the_call_not_the_caller() -> No
 
 
 def test_openai_key_is_never_sent_to_another_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    from langmem_layers import resolve_chat_model
+    from langmem_layers.storage import resolve_chat_model
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
     monkeypatch.setenv("LANGMEM_OPENAI_BASE_URL", "http://127.0.0.1:9/v1")

@@ -10,7 +10,7 @@ import pytest
 from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers._steps import (
+from langmem_layers._core.steps import (
     Call,
     Core,
     DualLock,
@@ -23,7 +23,7 @@ from langmem_layers._steps import (
     store_call,
     twin,
 )
-from langmem_layers.context import current_runtime
+from langmem_layers.identity import current_runtime
 
 
 class SyncOnly:

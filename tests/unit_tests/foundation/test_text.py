@@ -15,8 +15,8 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-import langmem_layers.text as text
-from langmem_layers.text import (
+import langmem_layers._core.text as text
+from langmem_layers._core.text import (
     CJK_IDEOGRAPHS,
     SMALL_TALK_EN,
     STOP_WORDS_EN,

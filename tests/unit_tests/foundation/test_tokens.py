@@ -1,7 +1,8 @@
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langmem_layers import TokenCounter, message_text
-from langmem_layers.tokens import MESSAGE_OVERHEAD, NON_TEXT_PART_TOKENS, get_encoding
+from langmem_layers._core.text import message_text
+from langmem_layers.storage import TokenCounter
+from langmem_layers.storage.tokens import MESSAGE_OVERHEAD, NON_TEXT_PART_TOKENS, get_encoding
 
 
 def test_offline_encoding_matches_cl100k_counts():

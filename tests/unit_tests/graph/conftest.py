@@ -8,9 +8,9 @@ from chromadb.api.shared_system_client import SharedSystemClient
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.agent.graph import build_memory_graph
 from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import EpisodeStore
-from langmem_layers.graph import build_memory_graph
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 

@@ -27,7 +27,7 @@ from langmem_layers import (
     aexpire_idle_sessions,
     build_memory_graph,
 )
-from langmem_layers.context import RunScope
+from langmem_layers.identity import RunScope
 from langmem_layers.testing import (
     FakeChatModel,
     LoopGuardStore,

@@ -11,16 +11,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.agent.graph import build_memory_graph, compose_prompt
 from langmem_layers.config import MemoryConfig
-from langmem_layers.context import RunScope
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.graph import build_memory_graph, compose_prompt
+from langmem_layers.identity import RunScope
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.semantic import ProfileStore
+from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.testing import FakeChatModel, tool_call
-from langmem_layers.tokens import TokenCounter
 
 from ._tools import weather
 

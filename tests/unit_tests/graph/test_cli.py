@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers._chat import run_chat
-from langmem_layers.admin import export_user, forget_user_everywhere, load_transcripts
-from langmem_layers.cli import main
+from langmem_layers.agent.admin import export_user, forget_user_everywhere, load_transcripts
+from langmem_layers.cli.chat import run_chat
+from langmem_layers.cli.main import main
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.semantic import ProfileStore

@@ -10,12 +10,12 @@ from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.agent.graph import build_memory_graph
+from langmem_layers.agent.middleware import MemoryMiddleware
 from langmem_layers.config import DEFAULT_SYSTEM_PROMPT, MemoryConfig
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.graph import build_memory_graph
 from langmem_layers.layers import MemoryLayers
-from langmem_layers.middleware import MemoryMiddleware
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_layers.cli import main
+from langmem_layers.cli.main import main
 
 
 @pytest.mark.slow

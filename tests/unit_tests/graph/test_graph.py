@@ -9,11 +9,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.agent.graph import MemoryGraphState, create_memory_graph_builder
 from langmem_layers.config import MemoryConfig
-from langmem_layers.context import RunScope
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
-from langmem_layers.graph import MemoryGraphState, create_memory_graph_builder
+from langmem_layers.identity import RunScope
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.testing import FakeChatModel, tool_call
 
@@ -266,7 +266,7 @@ async def test_async_missing_user_id_raises(make_graph: MakeGraph, episodes: Epi
 def test_missing_user_id_leaves_no_thread_behind(make_graph: MakeGraph, saver: Any) -> None:
     import time
 
-    from langmem_layers.sessions import expire_idle_sessions
+    from langmem_layers.agent.sessions import expire_idle_sessions
 
     graph, memory = make_graph(FakeChatModel(responses=[], default="ok"))
     with pytest.raises(MissingUserIdError):

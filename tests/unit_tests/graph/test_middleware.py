@@ -11,14 +11,14 @@ from langchain_core.tools import StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from langmem_layers.agent.middleware import MemoryMiddleware
 from langmem_layers.config import DEFAULT_SYSTEM_PROMPT, MemoryConfig
-from langmem_layers.context import RunScope
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.identity import RunScope
 from langmem_layers.layers import MemoryLayers
-from langmem_layers.middleware import MemoryMiddleware
+from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.testing import FakeChatModel, tool_call
-from langmem_layers.tokens import TokenCounter
 
 from ._tools import weather as raising_weather
 

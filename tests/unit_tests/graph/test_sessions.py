@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langmem_layers.episodic import EpisodeStore
-from langmem_layers.errors import UnknownThreadError
-from langmem_layers.sessions import (
+from langmem_layers.agent.sessions import (
     aend_session,
     aexpire_idle_sessions,
     end_session,
     expire_idle_sessions,
     session_transcript,
 )
+from langmem_layers.episodic import EpisodeStore
+from langmem_layers.errors import UnknownThreadError
 from langmem_layers.testing import FakeChatModel
 
 MakeGraph = Callable[..., Any]

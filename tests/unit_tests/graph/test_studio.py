@@ -36,8 +36,8 @@ def _spec() -> dict[str, Any]:
 def test_langgraph_json_points_to_the_studio_module() -> None:
     graphs = _spec()["graphs"]
     assert graphs == {
-        "memory_agent": "langmem_layers.studio:graph",
-        "expire_sessions": "langmem_layers.studio:expire_graph",
+        "memory_agent": "langmem_layers.agent.studio:graph",
+        "expire_sessions": "langmem_layers.agent.studio:expire_graph",
     }
     module = graphs["memory_agent"].split(":")[0]
     assert (ROOT / (module.replace(".", "/") + ".py")).is_file()
@@ -55,7 +55,7 @@ def test_graphs_import_offline_and_write_only_in_langmem_home(tmp_path: Path) ->
     env["LANGMEM_HOME"] = str(tmp_path / "home")
     env["LANGMEM_EXTRACT_EVERY"] = "1"
     code = (
-        "import langmem_layers.studio as s\n"
+        "import langmem_layers.agent.studio as s\n"
         "for g in (s.graph, s.expire_graph):\n"
         "    print(sorted(n for n in g.get_graph().nodes if not n.startswith('__')))\n"
         "print(type(s.memory.episodes.client).__name__)\n"
@@ -83,7 +83,7 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
             mp.delenv(name, raising=False)
         mp.setenv("LANGMEM_HOME", str(folder / "home"))
         mp.chdir(folder)
-        yield importlib.import_module("langmem_layers.studio")
+        yield importlib.import_module("langmem_layers.agent.studio")
     SharedSystemClient.clear_system_cache()
 
 

@@ -25,7 +25,8 @@ from langgraph.store.base import BaseStore, Op, PutOp, Result, SearchOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
-from langmem_layers import MemoryContext, RunScope, user_namespace
+from langmem_layers import MemoryContext
+from langmem_layers.identity import RunScope, user_namespace
 from langmem_layers.procedural import (
     LogLimits,
     ProceduralMemory,
@@ -89,11 +90,15 @@ async def _memory_flow(store: BaseStore) -> None:
     text = await memory.arender_tips(["t"], user_id="u")
     assert "- t: 8/10 calls ok (80%)" in text
     for k in range(20):
-        await memory.arecord_approach("trip", f"a{k % 2}", success=k % 2 == 0, user_id="u")
-    best = await memory.abest_practices("trip", k=5, user_id="u")
+        await memory.approaches.arecord_approach(
+            "trip", f"a{k % 2}", success=k % 2 == 0, user_id="u"
+        )
+    best = await memory.approaches.abest_practices("trip", k=5, user_id="u")
     assert sum(b.attempts for b in best) == 6  # capped approach log
     assert best[0].approach == "a0"
-    assert "## Best practices for trip" in await memory.arender_best_practices("trip", user_id="u")
+    assert "## Best practices for trip" in await memory.approaches.arender_best_practices(
+        "trip", user_id="u"
+    )
     async with memory:
         await memory.arecord("t", {"i": 58}, ToolOutcome(success=True), user_id="u")
         assert memory.pending == 1
@@ -130,9 +135,9 @@ def test_sync_path_still_uses_the_sync_api() -> None:
     memory = ProceduralMemory(store, flush_every=2)
     memory.record("t", {}, ToolOutcome(success=True), user_id="u")
     memory.record("t", {}, ToolOutcome(success=True), user_id="u")
-    memory.record_approach("x", "y", success=True, user_id="u")
+    memory.approaches.record_approach("x", "y", success=True, user_id="u")
     assert len(memory.outcomes("t", user_id="u")) == 2
-    assert memory.best_practices("x", user_id="u")[0].approach == "y"
+    assert memory.approaches.best_practices("x", user_id="u")[0].approach == "y"
     assert store.async_calls == 0 and store.sync_calls > 0
 
 
@@ -221,7 +226,7 @@ async def _hooks_flow(store: BaseStore) -> None:
     assert (await memory.aoutcomes("aweather", user_id="u"))[-1].success is False
 
     # create_agent: awrap_model_call injects tips, awrap_tool_call records
-    await memory.arecord_approach("forecast", "ask the unit", success=True, user_id="u")
+    await memory.approaches.arecord_approach("forecast", "ask the unit", success=True, user_id="u")
     model = FakeChatModel(
         responses=[tool_call("weather", {"city": "Oslo", "unit": "celsius"}), "ok"]
     )

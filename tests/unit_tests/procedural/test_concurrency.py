@@ -63,11 +63,13 @@ def test_concurrent_writes_with_sqlite_and_cap(storage):
         def calls(i):
             for k in range(40):
                 memory.record("t", {"i": i, "k": k}, ToolOutcome(success=k % 4 != 0), user_id="u")
-                memory.record_approach("task", f"a{i % 2}", success=k % 2 == 0, user_id="u")
+                memory.approaches.record_approach(
+                    "task", f"a{i % 2}", success=k % 2 == 0, user_id="u"
+                )
 
         _run_threads(calls, 6)
         log = memory.outcomes("t", user_id="u")
         assert len(log) == 50
-        stats = memory.best_practices("task", user_id="u", k=5)
+        stats = memory.approaches.best_practices("task", user_id="u", k=5)
         assert sum(s.attempts for s in stats) == 240
         assert sum(s.successes for s in stats) == 120

@@ -1,7 +1,8 @@
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers import ConfigurationError, MissingUserIdError, RunScope, user_namespace
+from langmem_layers import ConfigurationError, MissingUserIdError
+from langmem_layers.identity import RunScope, user_namespace
 from langmem_layers.procedural import REDACTED, LogLimits, ProceduralMemory, ToolOutcome
 
 
@@ -119,15 +120,15 @@ async def test_async_twins():
     await memory.arecord(
         "t", {"a": 2}, ToolOutcome(success=False, error=ValueError("bad a 2")), user_id="u"
     )
-    await memory.arecord_approach("task", "x", success=True, tools=["t"], user_id="u")
+    await memory.approaches.arecord_approach("task", "x", success=True, tools=["t"], user_id="u")
     assert len(await memory.aoutcomes("t", user_id="u")) == 2
     tips = (await memory.atool_tips(["t"], user_id="u"))[0]
     assert tips.failures[0].pattern == "bad a <n>"
     text = await memory.arender_tips(["t"], user_id="u")
     assert text == memory.render_tips(["t"], user_id="u")
-    best = await memory.abest_practices("task", user_id="u")
+    best = await memory.approaches.abest_practices("task", user_id="u")
     assert best[0].approach == "x"
-    assert "x: 1/1" in await memory.arender_best_practices("task", user_id="u")
+    assert "x: 1/1" in await memory.approaches.arender_best_practices("task", user_id="u")
 
 
 async def test_async_with_sync_sqlite_store(storage):
@@ -139,19 +140,21 @@ async def test_async_with_sync_sqlite_store(storage):
 
 def test_best_practices_rank_and_cap():
     memory = ProceduralMemory(InMemoryStore(), limits=LogLimits(max_records_per_task=20))
-    memory.record_approach("report", "lucky", success=True, user_id="u")
+    memory.approaches.record_approach("report", "lucky", success=True, user_id="u")
     for i in range(12):
-        memory.record_approach("report", "steady", success=i != 0, tools=["a", "b"], user_id="u")
-    best = memory.best_practices("report", user_id="u")
+        memory.approaches.record_approach(
+            "report", "steady", success=i != 0, tools=["a", "b"], user_id="u"
+        )
+    best = memory.approaches.best_practices("report", user_id="u")
     assert [b.approach for b in best] == ["steady", "lucky"]
     assert best[0].tools == ("a", "b") and (best[0].successes, best[0].failures) == (11, 1)
     for _ in range(30):
-        memory.record_approach("report", "late", success=False, user_id="u")
-    best = memory.best_practices("report", user_id="u", k=5)
+        memory.approaches.record_approach("report", "late", success=False, user_id="u")
+    best = memory.approaches.best_practices("report", user_id="u", k=5)
     assert sum(b.attempts for b in best) == 20  # capped log
     assert best[-1].approach == "late"
     with pytest.raises(ConfigurationError):
-        memory.record_approach("", "x", success=True, user_id="u")
+        memory.approaches.record_approach("", "x", success=True, user_id="u")
 
 
 def test_no_store_is_a_clear_error():
@@ -177,7 +180,9 @@ def test_run_scope_and_user_id_shorthand():
     with pytest.raises(ConfigurationError, match="two user ids"):
         memory.outcomes("t", user_id="u", scope=RunScope(user_id="v"))
     with pytest.raises(ConfigurationError, match="two user ids"):
-        memory.record_approach("x", "y", success=True, user_id="u", scope=RunScope(user_id="v"))
+        memory.approaches.record_approach(
+            "x", "y", success=True, user_id="u", scope=RunScope(user_id="v")
+        )
 
 
 def test_tool_outcome_without_exception_object():

@@ -190,7 +190,7 @@ def test_middleware_records_and_injects_tips():
 
 async def test_middleware_async_and_best_practices():
     memory = ProceduralMemory(InMemoryStore())
-    memory.record_approach("forecast", "check city first", success=True, user_id="ada")
+    memory.approaches.record_approach("forecast", "check city first", success=True, user_id="ada")
     model, agent = _agent(memory, [tool_call("weather", {"city": "Rome", "unit": "celsius"}), "ok"])
     await agent.ainvoke(
         {"messages": [("user", "w")], "task_type": "forecast"}, context=MemoryContext(user_id="ada")
@@ -217,7 +217,7 @@ def test_tips_node_sync_and_async():
         ToolOutcome(success=False, error=ValueError("bad unit 'K'")),
         user_id="u",
     )
-    memory.record_approach("trip", "book train", success=True, user_id="u")
+    memory.approaches.record_approach("trip", "book train", success=True, user_id="u")
 
     class S(ToolTipsState):
         task_type: str

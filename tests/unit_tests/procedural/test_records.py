@@ -12,7 +12,7 @@ from langmem_layers.procedural import (
     render_tips,
     wilson_lower_bound,
 )
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.storage.tokens import TokenCounter
 
 
 def test_normalize_groups_messages_differing_only_in_values():

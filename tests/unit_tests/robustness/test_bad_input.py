@@ -30,10 +30,8 @@ from langmem_layers import (
     aend_session,
     build_memory_graph,
     end_session,
-    resolve_chat_model,
-    resolve_identity,
-    session_transcript,
 )
+from langmem_layers.agent import session_transcript
 from langmem_layers.episodic import (
     CacheOptions,
     EpisodeStore,
@@ -41,7 +39,9 @@ from langmem_layers.episodic import (
     aarchive_session,
     archive_session,
 )
+from langmem_layers.identity import resolve_identity
 from langmem_layers.procedural import LogLimits, ProceduralMemory
+from langmem_layers.storage import resolve_chat_model
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 
 NAN, INF = math.nan, math.inf

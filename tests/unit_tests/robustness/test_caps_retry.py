@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langmem_layers import CapStats, MemoryConfig, MemoryLayers, OutputCaps
-from langmem_layers._caps import cap_text
+from langmem_layers import MemoryConfig, MemoryLayers, OutputCaps
 from langmem_layers.episodic import (
     EpisodeStore,
     EpisodeSummary,
@@ -25,6 +24,8 @@ from langmem_layers.episodic import (
     archive_session,
 )
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.safety import CapStats
+from langmem_layers.safety._caps import cap_text
 from langmem_layers.semantic import (
     ExtractionResult,
     ExtractionStats,

@@ -19,9 +19,9 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryConfig, MemoryLayers
-from langmem_layers.defaults import Storage
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome, _durability
+from langmem_layers.storage.defaults import Storage
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -29,7 +29,7 @@ FLUSH_EVERY = 32
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from langmem_layers.defaults import Storage
+    from langmem_layers.storage.defaults import Storage
     from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 
     folder, durability, total = sys.argv[1], sys.argv[2], int(sys.argv[3])

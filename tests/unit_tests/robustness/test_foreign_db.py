@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langmem_layers import Storage, StorageError
-from langmem_layers._sqlite_owner import APPLICATION_ID
+from langmem_layers.storage._sqlite_owner import APPLICATION_ID
 
 BACKENDS = {"checkpointer": "checkpoints_path", "store": "store_path"}
 

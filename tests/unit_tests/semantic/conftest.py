@@ -6,7 +6,7 @@ import pytest
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers.defaults import Storage
+from langmem_layers.storage.defaults import Storage
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -101,7 +101,7 @@ def test_a_failed_store_write_keeps_the_models_backlog(monkeypatch: Any) -> None
 async def test_background_jobs_of_one_key_run_in_order() -> None:
     import asyncio
 
-    from langmem_layers._steps import Call
+    from langmem_layers._core.steps import Call
 
     done: list[str] = []
 

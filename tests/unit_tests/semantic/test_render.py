@@ -9,9 +9,9 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.fences import unescape
+from langmem_layers.safety.fences import unescape
 from langmem_layers.semantic import Profile, ProfileItem, ProfileStore, render_profile
-from langmem_layers.tokens import TokenCounter
+from langmem_layers.storage.tokens import TokenCounter
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

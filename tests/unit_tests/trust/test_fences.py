@@ -26,15 +26,15 @@ from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryContext
+from langmem_layers.agent.graph import build_memory_graph
 from langmem_layers.config import MemoryConfig
-from langmem_layers.context import RunScope
-from langmem_layers.defaults import Storage
 from langmem_layers.episodic import EpisodeStore, EpisodeSummary, WritePolicy
-from langmem_layers.fences import BREAK_MARK, fence, one_line, safe_line, unescape
-from langmem_layers.graph import build_memory_graph
+from langmem_layers.identity import RunScope
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware, ToolOutcome
+from langmem_layers.safety.fences import BREAK_MARK, fence, one_line, safe_line, unescape
 from langmem_layers.semantic import LLMProfileExtractor, ProfileStore, ProfileUpdates
+from langmem_layers.storage.defaults import Storage
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, structured_reply
 from langmem_layers.working import LLMSummarizer, WorkingMemoryState, build_model_messages
 
@@ -247,7 +247,7 @@ def test_reference_graph_fences_every_section(i: int, episodes: EpisodeStore) ->
 def test_best_practices_fenced_in_the_agent_prompt(i: int) -> None:
     payload, marker = PAYLOADS[i], _marker(i)
     memory = ProceduralMemory(InMemoryStore())
-    memory.record_approach("trip", f"{marker} {payload}", success=True, user_id="ada")
+    memory.approaches.record_approach("trip", f"{marker} {payload}", success=True, user_id="ada")
     model = FakeChatModel(responses=["done"])
     agent = create_agent(
         model,

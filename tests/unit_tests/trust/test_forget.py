@@ -21,13 +21,13 @@ import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
 
 from langmem_layers import MemoryLayers, Storage, build_memory_graph, end_session
-from langmem_layers._compact import zero_hnsw_unused
-from langmem_layers.admin import ForgetReport, aforget_user_everywhere, forget_user_everywhere
-from langmem_layers.cli import main
+from langmem_layers.agent.admin import ForgetReport, aforget_user_everywhere, forget_user_everywhere
+from langmem_layers.agent.sessions import expire_idle_sessions
+from langmem_layers.cli.main import main
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.semantic import ProfileStore
-from langmem_layers.sessions import expire_idle_sessions
+from langmem_layers.storage._compact import zero_hnsw_unused
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 
 USERS = {

@@ -23,25 +23,23 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers import (
-    MemoryConfig,
-    MemoryLayers,
-    ProfileStore,
+from langmem_layers import MemoryConfig, MemoryLayers, ProfileStore, Storage, build_memory_graph
+from langmem_layers.agent.admin import export_user, forget_user_everywhere, import_transcripts
+from langmem_layers.agent.middleware import MemoryMiddleware
+from langmem_layers.cli.main import main as cli_main
+from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.errors import ConfigurationError, MissingUserIdError
+from langmem_layers.identity import (
+    MAX_USER_ID_LENGTH,
     RunScope,
-    Storage,
-    build_memory_graph,
+    auser_namespaces,
     decode_label,
     encode_label,
     normalize_user_id,
     resolve_identity,
     user_namespace,
+    user_namespaces,
 )
-from langmem_layers.admin import export_user, forget_user_everywhere, import_transcripts
-from langmem_layers.cli import main as cli_main
-from langmem_layers.context import MAX_USER_ID_LENGTH, auser_namespaces, user_namespaces
-from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
-from langmem_layers.errors import ConfigurationError, MissingUserIdError
-from langmem_layers.middleware import MemoryMiddleware
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 

@@ -30,20 +30,20 @@ from langmem_layers import (
     MemoryLayers,
     ProceduralMemory,
     ProfileStore,
-    ProfileUpdater,
     RedactionConfig,
     Storage,
-    ToolOutcome,
     build_memory_graph,
     end_session,
 )
 from langmem_layers.episodic import EpisodeSummary
-from langmem_layers.redaction import REDACTED, is_credential, redact, redact_text
+from langmem_layers.procedural import ToolOutcome
+from langmem_layers.safety.redaction import REDACTED, is_credential, redact, redact_text
 from langmem_layers.semantic import (
     LLMProfileExtractor,
     OfflineProfileExtractor,
     Profile,
     ProfileUpdate,
+    ProfileUpdater,
 )
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, structured_reply
 
@@ -274,7 +274,7 @@ def test_procedural_log_redacts_args_outputs_errors_and_approaches() -> None:
             ToolOutcome(success=False, error=RuntimeError(p["text"]), output=p["text"]),
             user_id="ada",
         )
-        memory.record_approach("chat", p["text"], success=True, user_id="ada")
+        memory.approaches.record_approach("chat", p["text"], success=True, user_id="ada")
     memory.flush()
     blob = json.dumps(
         [i.value for i in store.search(("procedural",), limit=10_000)], ensure_ascii=False

@@ -31,8 +31,8 @@ from langmem_layers import (
     build_memory_graph,
     end_session,
     expire_idle_sessions,
-    session_transcript,
 )
+from langmem_layers.agent import session_transcript
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, LoopGuardStore
 
 A_TEXT = "I live in Oslo and my locker code is kiwi-ownermark-7"

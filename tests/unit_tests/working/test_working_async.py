@@ -7,7 +7,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import START, StateGraph
 
-from langmem_layers import Storage, TokenCounter
+from langmem_layers import Storage
+from langmem_layers.storage import TokenCounter
 from langmem_layers.testing import FakeChatModel
 from langmem_layers.working import (
     ExtractiveSummarizer,

@@ -3,7 +3,8 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, Syst
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
-from langmem_layers import ConfigurationError, TokenCounter
+from langmem_layers import ConfigurationError
+from langmem_layers.storage import TokenCounter
 from langmem_layers.testing import FakeChatModel
 from langmem_layers.working import (
     ExtractiveSummarizer,

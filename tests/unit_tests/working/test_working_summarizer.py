@@ -3,7 +3,8 @@ import logging
 import pytest
 from langchain_core.messages import AIMessage, ChatMessage, HumanMessage, ToolMessage
 
-from langmem_layers import ConfigurationError, TokenCounter
+from langmem_layers import ConfigurationError
+from langmem_layers.storage import TokenCounter
 from langmem_layers.testing import FakeChatModel, tool_call
 from langmem_layers.working import (
     ExtractiveSummarizer,

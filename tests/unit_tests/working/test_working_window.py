@@ -7,7 +7,8 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langmem_layers import ConfigurationError, TokenCounter
+from langmem_layers import ConfigurationError
+from langmem_layers.storage import TokenCounter
 from langmem_layers.working import build_model_messages, compute_window
 
 COUNTER = TokenCounter()

@@ -1,0 +1,128 @@
+"""What happens around each model call, written once for the reference graph and the middleware.
+
+Both cores take the :class:`~langmem_layers.MemoryLayers` and run with ``run``/``arun``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from langmem_layers._core.steps import Call, Core, twin
+from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
+from langmem_layers.errors import LangmemError, ThreadOwnershipError
+from langmem_layers.identity import Identity, RunScope, normalize_user_id
+from langmem_layers.layers import MemoryLayers
+from langmem_layers.procedural import render_tips
+from langmem_layers.semantic import render_profile
+
+logger = logging.getLogger("langmem_layers.episodic")
+
+__all__ = [
+    "after_turn",
+    "check_thread_owner",
+    "memory_sections",
+    "same_user",
+    "thread_refusal",
+]
+
+
+def same_user(stored: Any, user_id: str) -> bool:
+    """Whether a stored owner id and a run's user id are the same user (one identity rule)."""
+    try:
+        return normalize_user_id(stored) == normalize_user_id(user_id)
+    except (LangmemError, TypeError):
+        return False
+
+
+def thread_refusal(owner: Any, user_id: str, thread_id: str | None) -> str | None:
+    """Why a run of ``user_id`` may not use a thread owned by ``owner`` (``None``: it may).
+
+    A thread without an owner is free. The message names the thread, never the owner.
+    """
+    if owner is None or same_user(owner, user_id):
+        return None
+    return (
+        f"thread {thread_id!r} belongs to another user; nothing of it was read or written: "
+        "start this user's conversation on a new thread id "
+        "(config={'configurable': {'thread_id': <new id>}})"
+    )
+
+
+def check_thread_owner(owner: Any, user_id: str, thread_id: str | None) -> None:
+    """Raise :class:`~langmem_layers.ThreadOwnershipError` unless ``user_id`` owns the thread."""
+    refusal = thread_refusal(owner, user_id, thread_id)
+    if refusal is not None:
+        raise ThreadOwnershipError(refusal)
+
+
+def after_turn(
+    memory: MemoryLayers, messages: Sequence[BaseMessage], ident: Identity, store: Any = None
+) -> Core[None]:
+    """After a turn: extract the profile if due; archive on "remember this" or a decision."""
+    yield twin(
+        memory.updater,
+        "maybe_update",
+        messages,
+        user_id=ident.user_id,
+        thread_id=ident.thread_id,
+        store=store,
+    )
+    reason = WritePolicy.trigger(messages)
+    if reason is not None and ident.thread_id:
+        step = Call(
+            archive_session,
+            aarchive_session,
+            (memory.episodes, list(messages)),
+            {
+                "user_id": ident.user_id,
+                "session_id": ident.thread_id,
+                "reason": reason,
+                "policy": memory.policy,
+            },
+        )
+        if memory.config.background_extraction:
+            # the judge calls the model: off the turn's path, on the updater's worker
+            # (sync) or as a task of the loop (async); MemoryLayers.flush() waits for it
+            job = _background_archive(step, ident.thread_id)
+            key = ("archive", ident.user_id, ident.thread_id)
+            updater = memory.updater
+            # in order per thread: the worker thread is serial, tasks are chained
+            yield Call(updater._submit, lambda j: updater._asubmit_after(key, j), (job,))
+        else:
+            yield step
+
+
+def _background_archive(step: Call, thread_id: str) -> Core[None]:
+    """An archive run in the background: a failure is logged, never raised."""
+    try:
+        yield step
+    except Exception:
+        logger.exception(
+            "background archive of thread %r failed; it is archived again at session end",
+            thread_id,
+        )
+
+
+def memory_sections(
+    memory: MemoryLayers, tools: Sequence[Any], user_id: str, store: Any = None
+) -> Core[tuple[Callable[[int], str], Callable[[int], str]]]:
+    """Load the profile and tool tips once; return renderers for a token allowance."""
+    profile = yield twin(memory.profiles, "get", user_id)
+    tips: list[Any] = []
+    if tools:
+        scope = RunScope(user_id=user_id, store=store)
+        tips = yield twin(memory.procedural, "tool_tips", list(tools), scope=scope)
+
+    def profile_text(n: int) -> str:
+        return render_profile(profile, max_tokens=n, counter=memory.counter)
+
+    def tips_text(n: int) -> str:
+        if not tips or n <= 0:
+            return ""
+        return render_tips(tips, max_tokens=n, counter=memory.procedural.counter)
+
+    return profile_text, tips_text

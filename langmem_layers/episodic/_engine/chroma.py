@@ -1,0 +1,108 @@
+"""Chroma helpers: error wrapping, user checks, metadata <-> records."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from langmem_layers.episodic.types import Episode
+from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
+from langmem_layers.identity import normalize_user_id
+
+if TYPE_CHECKING:
+    from langmem_layers.episodic._engine.index import UserIndex
+
+__all__ = [
+    "chroma_call",
+    "episode_from",
+    "episode_in",
+    "episodes_in",
+    "require_user",
+    "turns_in",
+]
+
+
+def require_user(user_id: str | None) -> str:
+    """``user_id`` through the one identity rule (:func:`~langmem_layers.normalize_user_id`)."""
+    try:
+        return normalize_user_id(user_id)
+    except MissingUserIdError:
+        raise MissingUserIdError(
+            f"episodic memory needs a user id, got {user_id!r}; pass user_id=... (or "
+            "context={'user_id': ...} to the graph). It never reads or writes a shared space."
+        ) from None
+
+
+def chroma_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        with warnings.catch_warnings():
+            # Chroma tries to rebuild the stored embedding function when it loads the
+            # collection model and warns when it cannot (custom embeddings); we always
+            # pass ours, so the warning is noise.
+            warnings.filterwarnings("ignore", message="Could not reconstruct embedding function")
+            return fn(*args, **kwargs)
+    except (ConfigurationError, MissingUserIdError):
+        raise
+    except ValueError as e:
+        raise StorageError(
+            f"Chroma rejected {what}: {e}. Chroma rules: metadata values must be scalars "
+            "(str, int, float, bool), a filter on several keys needs {'$and': [...]}, and an "
+            "empty where={} is rejected."
+        ) from e
+    except Exception as e:
+        raise StorageError(f"Chroma failed during {what}: {type(e).__name__}: {e}") from e
+
+
+def episode_from(meta: dict[str, Any], document: str) -> Episode:
+    def _list(key: str) -> tuple[str, ...]:
+        raw = meta.get(key) or "[]"
+        try:
+            return tuple(str(x) for x in json.loads(raw))
+        except (TypeError, ValueError):
+            return ()
+
+    return Episode(
+        id=str(meta.get("episode_id", "")),
+        user_id=str(meta.get("user_id", "")),
+        session_id=str(meta.get("session_id", "")),
+        summary=str(meta.get("summary", document)),
+        key_facts=_list("key_facts"),
+        outcomes=_list("outcomes"),
+        topic=str(meta.get("topic", "")),
+        tags=tuple(t for t in str(meta.get("tags", "")).split(",") if t),
+        importance=float(meta.get("importance", 0.5)),
+        created_at=float(meta.get("created_at", 0.0)),
+        last_accessed=float(meta.get("last_accessed", 0.0)),
+        access_count=int(meta.get("access_count", 0)),
+        message_count=int(meta.get("message_count", 0)),
+    )
+
+
+# ---------------------------------------------------------------------- index readers
+def episode_in(idx: UserIndex, episode_id: str) -> Episode | None:
+    """One episode of the index, or ``None``."""
+    p = idx.pos.get(episode_id)
+    if p is None or idx.metadatas[p].get("kind") != "episode":
+        return None
+    return episode_from(idx.metadatas[p], idx.documents[p])
+
+
+def episodes_in(idx: UserIndex) -> list[Episode]:
+    """Every live episode of the index, oldest first."""
+    eps = [
+        episode_from(idx.metadatas[p], idx.documents[p])
+        for p in idx.live()
+        if idx.metadatas[p].get("kind") == "episode"
+    ]
+    return sorted(eps, key=lambda e: (e.created_at, e.id))
+
+
+def turns_in(idx: UserIndex, episode_id: str) -> list[tuple[str, str]]:
+    """``(turn id, text)`` of one episode of the index, in order."""
+    rows = [
+        (int(idx.metadatas[p].get("turn_index", 0)), idx.ids[p], idx.documents[p])
+        for p in idx.episode_positions(episode_id)
+        if idx.metadatas[p].get("kind") == "turn"
+    ]
+    return [(rid, d) for _, rid, d in sorted(rows)]
