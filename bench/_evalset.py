@@ -1,10 +1,9 @@
 """Our own recall evaluation set: multi-session zh/en ``user``/``assistant`` chats.
 
-The chats and questions are hand-written (``bench/_evalset_en.py``,
-``_evalset_en_more.py``, ``_evalset_zh.py``, ``_evalset_mixed.py``); :func:`generate`
-assembles them with hand-written chatter (``bench/_evalset_noise.py``: greetings,
-acknowledgements, filler, tool-call noise)
-using a fixed seed, in memory (:func:`build_evalset`): nothing generated is committed.
+The chats and questions are hand-written data (``bench/data/evalset_*.jsonl``, read by
+:mod:`bench._evalset_data`); :func:`generate` assembles them with hand-written chatter
+(``bench/data/evalset_chatter.json``: greetings, acknowledgements, filler, tool-call
+noise) using a fixed seed, in memory (:func:`build_evalset`): nothing generated is committed.
 ``python -m bench recall-eval --write-data PATH`` writes it as JSON to look at or to
 edit (``--evalset PATH`` reads such a file); the bytes are identical every time (a unit
 test checks it).
@@ -39,7 +38,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench import _evalset_en, _evalset_en_more, _evalset_mixed, _evalset_noise, _evalset_zh
+from bench import _evalset_data
 
 __all__ = [
     "CATEGORIES",
@@ -240,21 +239,21 @@ class _Builder:
         for _ in range(n):
             roll = self.rng.random()
             if roll < 0.45:
-                for role, name, text in self.rng.choice(_evalset_noise.TOOL_NOISE[lang]):
+                for role, name, text in self.rng.choice(_evalset_data.TOOL_NOISE[lang]):
                     self.add(role, text, chatter=True, name=name)
             else:
-                self.add("user", self.rng.choice(_evalset_noise.FILLER[lang]), chatter=True)
-                self.add("assistant", self.rng.choice(_evalset_noise.ACKS[lang]), chatter=True)
+                self.add("user", self.rng.choice(_evalset_data.FILLER[lang]), chatter=True)
+                self.add("assistant", self.rng.choice(_evalset_data.ACKS[lang]), chatter=True)
 
     def session(self, sid: str, day: str, items: Iterable[Any], lang: str) -> dict[str, Any]:
         self.sid, self.turns = sid, []
-        hello, reply = self.rng.choice(_evalset_noise.GREETINGS[lang])
+        hello, reply = self.rng.choice(_evalset_data.GREETINGS[lang])
         self.add("user", hello, chatter=True)
         self.add("assistant", reply, chatter=True)
         for item in items:
             self._item(item, day, lang)
             self.chatter(lang, self.rng.choice((0, 1, 1, 2)))
-        bye, reply = self.rng.choice(_evalset_noise.GOODBYES[lang])
+        bye, reply = self.rng.choice(_evalset_data.GOODBYES[lang])
         self.add("user", bye, chatter=True)
         self.add("assistant", reply, chatter=True)
         return {"id": sid, "date": day, "turns": self.turns}
@@ -262,7 +261,7 @@ class _Builder:
     def _item(self, item: Any, day: str, lang: str) -> None:
         if isinstance(item, str):  # small talk: content, never evidence
             self.add("user", item, chatter=False)
-            self.add("assistant", self.rng.choice(_evalset_noise.ACKS[lang]), chatter=True)
+            self.add("assistant", self.rng.choice(_evalset_data.ACKS[lang]), chatter=True)
             return
         key, text, *reply = item
         role = "assistant" if key.startswith("@") else "user"
@@ -272,7 +271,7 @@ class _Builder:
             self.add("assistant", reply[0], chatter=False)
         elif role == "user":
             self.add(
-                "assistant", self.rng.choice(_evalset_noise.ACKS[language_of(text)]), chatter=True
+                "assistant", self.rng.choice(_evalset_data.ACKS[language_of(text)]), chatter=True
             )
 
 
@@ -324,12 +323,7 @@ def generate() -> dict[str, Any]:
     rng = random.Random(SEED)
     users: list[dict[str, Any]] = []
     questions: list[dict[str, Any]] = []
-    for spec in (
-        *_evalset_en.USERS,
-        *_evalset_en_more.USERS,
-        *_evalset_zh.USERS,
-        *_evalset_mixed.USERS,
-    ):
+    for spec in _evalset_data.USERS:
         builder = _Builder(rng)
         sessions = [
             builder.session(f"s{i + 1}", day, items, lang)

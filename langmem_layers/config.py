@@ -23,7 +23,7 @@ from langmem_layers._core.llm import (
     check_model_settings,
 )
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.procedural._durability import Durability, check_durability
+from langmem_layers.procedural import Durability, check_durability
 from langmem_layers.safety.caps import OutputCaps
 from langmem_layers.safety.redaction import RedactionConfig
 from langmem_layers.storage.tokens import TokenCounter
@@ -153,14 +153,15 @@ class MemoryConfig:
     ``MemoryMiddleware`` does not use this option.
     """
 
-    procedural_durability: Durability = "buffered"
-    """When a tool record reaches the store: ``"buffered"`` or ``"write-through"``.
+    procedural_durability: Durability = "write-through"
+    """When a tool record reaches the store: ``"write-through"`` or ``"buffered"``.
 
-    ``"buffered"`` (default) writes records in batches (every 32 records / 2 s,
-    on reads, at exit, Ctrl-C and SIGTERM): a kill -9 can lose the last 31 records.
-    ``"write-through"`` writes each record before the tool call returns (nothing
-    acknowledged is lost; about one store write per tool call). Applies to the
-    ``ProceduralMemory`` that ``MemoryLayers`` builds.
+    ``"write-through"`` (default) writes each record before the tool call returns
+    (nothing acknowledged is lost; one store write per tool call). ``"buffered"``
+    writes records in batches (every 32 records / 2 s, on reads and on
+    ``MemoryLayers.flush()``/``close()``): a kill, or an exit without ``close()``,
+    can lose the last 31 records. Applies to the ``ProceduralMemory`` that
+    ``MemoryLayers`` builds.
     """
 
     structured_output: StructuredMethod = "auto"

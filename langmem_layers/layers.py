@@ -22,8 +22,9 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
+from langmem_layers._core.background import Background
 from langmem_layers._core.llm import MemoryModel
-from langmem_layers._core.steps import Core, arun, run, twin
+from langmem_layers._core.steps import Call, Core, arun, run, twin
 from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import CacheOptions, EpisodeStore, WritePolicy, create_recall_node
 from langmem_layers.errors import ConfigurationError
@@ -77,6 +78,11 @@ class MemoryLayers:
         recall_node: Recalls episodes for the latest user turn (``recalled_episodes``).
         window_node: Keeps ``messages`` + ``summary`` within ``config.window_tokens``.
         tool_hooks: Records each tool call's outcome (``wrap_tool_call`` hooks).
+        background: The one background executor of these layers (background profile
+            extraction, recall's overlapped query embedding and access writes).
+            :meth:`flush` / :meth:`aflush` wait for it; :meth:`close` / :meth:`aclose`
+            (or ``with`` / ``async with``) end it. The library installs no signal
+            handler and no exit hook: close the layers in your shutdown path.
 
     Raises:
         ConfigurationError: ``episodes`` given together with ``storage`` or ``embeddings``.
@@ -89,6 +95,7 @@ class MemoryLayers:
         ...                       storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
         >>> memory.updater.every_n_turns, memory.config.budget_tokens
         (1, 6000)
+        >>> memory.close()
 
     """
 
@@ -112,6 +119,8 @@ class MemoryLayers:
                 "configure the default episode store), not both"
             )
         self.config = config if config is not None else MemoryConfig()
+        #: The one background executor of these layers (see :meth:`flush`, :meth:`close`).
+        self.background = Background(name="langmem")
         redaction, caps = self.config.redaction, self.config.caps
         self.episodes = episodes or EpisodeStore(
             storage=storage,
@@ -119,6 +128,7 @@ class MemoryLayers:
             redaction=redaction,
             caps=caps,
             cache=CacheOptions(max_bytes=self.config.episode_cache_mb * 2**20),
+            background=self.background,
         )
         self.profiles = profiles or ProfileStore(redaction=redaction, caps=caps)
         if procedural is None:
@@ -144,7 +154,7 @@ class MemoryLayers:
             self.profiles,
             model=self.model,
             every_n_turns=self.config.extract_every,
-            background=self.config.background_extraction,
+            background=self.background if self.config.background_extraction else False,
         )
         self.policy = WritePolicy(model=self.model)
         self.recall_node: Runnable[Any, Any] = create_recall_node(
@@ -180,7 +190,8 @@ class MemoryLayers:
         The profile and the tool-outcome log go to the folder's SQLite store
         (``memory.profiles.store``: pass it to ``create_agent(store=...)`` or
         ``compile(store=...)``), episodes to its Chroma database. On exit,
-        background work is flushed and the store is closed.
+        background work is flushed, the background executor stopped (:meth:`close`) and
+        the store closed.
 
         Example:
             >>> import tempfile
@@ -196,12 +207,7 @@ class MemoryLayers:
             redaction, caps = cfg.redaction, cfg.caps
             layers = cls(
                 config=config,
-                episodes=EpisodeStore(
-                    storage=folder,
-                    redaction=redaction,
-                    caps=caps,
-                    cache=CacheOptions(max_bytes=cfg.episode_cache_mb * 2**20),
-                ),
+                storage=folder,  # the default episode store, on the layers' executor
                 profiles=ProfileStore(store, redaction=redaction, caps=caps),
                 procedural=_procedural(store, config or MemoryConfig()),
                 model=model,
@@ -209,7 +215,7 @@ class MemoryLayers:
             try:
                 yield layers
             finally:
-                layers.flush()
+                layers.close()
 
     def stats(self) -> dict[str, Any]:
         """What the layers' model calls and extractions did (counters, for logs and tests).
@@ -241,6 +247,7 @@ class MemoryLayers:
         yield twin(self.updater, "flush")
         yield twin(self.procedural, "flush")
         yield twin(self.episodes, "flush")
+        yield Call(self.background.flush, self.background.aflush, ())
 
     def flush(self) -> None:
         """Wait for background profile extraction, then write queued tool outcomes and recalls.
@@ -252,6 +259,33 @@ class MemoryLayers:
     async def aflush(self) -> None:
         """Async twin of :meth:`flush`."""
         await arun(self._flush())
+
+    def close(self) -> None:
+        """Flush, then stop the background executor. Idempotent.
+
+        :meth:`open` calls it on exit, and so does ``with MemoryLayers(...) as memory:``.
+        Work submitted afterwards runs on the caller's thread. The stores you passed in
+        stay open: they are yours to close.
+        """
+        self.flush()
+        self.background.close()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close` (``async with MemoryLayers(...) as memory:``)."""
+        await self.aflush()
+        await self.background.aclose()
+
+    def __enter__(self) -> MemoryLayers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MemoryLayers:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def _procedural(store: Any, config: MemoryConfig) -> ProceduralMemory:

@@ -6,6 +6,7 @@
   model calls, bounded in time;
 * :mod:`~langmem_layers._core.background`: the one background executor, owned by
   :class:`~langmem_layers.MemoryLayers`;
+* :mod:`~langmem_layers._core.stores`: paged reads of a store namespace, alike on every backend;
 * :mod:`~langmem_layers._core.text`: the text toolkit every layer reads conversations with;
 * :mod:`~langmem_layers._core.lazy`: lazy re-exports for package faces.
 """

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import weakref
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -36,7 +36,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 __all__ = [
     "Call",
     "Core",
-    "DualLock",
+    "NamespaceLock",
     "arun",
     "blocking",
     "collect",
@@ -188,42 +188,152 @@ def node(core: Callable[[Any, RunnableConfig], Core[Any]], /, *, name: str) -> R
     return RunnableLambda(sync, afunc=async_, name=name)
 
 
-class DualLock:
-    """A lock usable with ``with`` (threads) and ``async with`` (one per event loop).
+class _Acquirer:
+    """One caller of a :class:`NamespaceLock`: waiting in its queue, or holding it.
 
-    Sync callers serialise on a ``threading.Lock``; async callers on an
-    ``asyncio.Lock`` of their running loop (an ``asyncio.Lock`` cannot be
-    shared across loops, and a thread lock would block the loop).
+    Attributes:
+        owner: The thread id (``with``) or the task (``async with``) that asked.
+        loop: The event loop an ``async with`` caller waits on (``None`` for a thread).
+        wake: Tells a queued caller the lock is now its own (set when it queues).
+
     """
 
-    __slots__ = ("__weakref__", "_async", "_guard", "_thread")
+    __slots__ = ("loop", "owner", "wake")
+
+    def __init__(self, owner: object, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.owner = owner
+        self.loop = loop
+        self.wake: Callable[[], object] = _nothing
+
+
+def _nothing() -> None:
+    return None
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():  # a cancelled waiter's future is done already
+        future.set_result(None)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class NamespaceLock:
+    """One mutex for threads and event loops: a single holder at a time, sync or async.
+
+    ``with lock`` (any thread) and ``async with lock`` (any event loop, in any
+    thread) exclude each other and themselves, so a read-modify-write under the
+    lock is never interleaved with another, whichever way either was called.
+
+    The lock is held or free under a short internal ``threading.Lock`` (held
+    for bookkeeping only, never while waiting). A caller that finds it held
+    joins one first-come-first-served queue, and a release hands the lock
+    straight to the first one queued (it is never free in between, so nobody
+    barges in): a thread waits on a ``threading.Event``; a task awaits a future
+    of its own loop, resolved through ``loop.call_soon_threadsafe``, so the loop
+    keeps running its other tasks meanwhile. A waiter that is cancelled (or
+    interrupted) leaves the queue or, if the lock was handed to it already,
+    hands it on.
+
+    Not re-entrant (no caller needs it): the holder asking again raises
+    ``RuntimeError``, as does a ``with`` on an event loop's thread while a task
+    of that loop holds or awaits the lock (it could never run again to release).
+    """
+
+    __slots__ = ("__weakref__", "_guard", "_holder", "_waiters")
 
     def __init__(self) -> None:
-        self._thread = threading.Lock()
         self._guard = threading.Lock()
-        self._async: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._holder: _Acquirer | None = None
+        self._waiters: deque[_Acquirer] = deque()
 
-    def __enter__(self) -> DualLock:
-        self._thread.acquire()
+    def locked(self) -> bool:
+        """Whether someone holds the lock."""
+        return self._holder is not None
+
+    def _check(self, owner: object, blocked: asyncio.AbstractEventLoop | None) -> None:
+        """Refuse to wait forever: re-entry, or a thread blocking a loop the lock waits on."""
+        holder = self._holder
+        if holder is not None and owner is not None and holder.owner == owner:
+            raise RuntimeError("NamespaceLock is not re-entrant: its holder asked for it again")
+        if blocked is not None and any(
+            a.loop is blocked for a in (holder, *self._waiters) if a is not None
+        ):
+            raise RuntimeError(
+                "`with NamespaceLock` on an event loop's thread while a task of that loop "
+                "holds or awaits it would deadlock; use `async with` (or the async method)"
+            )
+
+    def __enter__(self) -> NamespaceLock:
+        me = _Acquirer(threading.get_ident())
+        with self._guard:
+            self._check(me.owner, _running_loop())
+            if self._holder is None:
+                self._holder = me
+                return self
+            ready = threading.Event()
+            me.wake = ready.set
+            self._waiters.append(me)
+        try:
+            ready.wait()
+        except BaseException:  # KeyboardInterrupt while waiting
+            self._abandon(me)
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._thread.release()
+        self._release()
 
-    def _alock(self) -> asyncio.Lock:
+    async def __aenter__(self) -> NamespaceLock:
         loop = asyncio.get_running_loop()
+        me = _Acquirer(asyncio.current_task(), loop)
         with self._guard:
-            lock = self._async.get(loop)
-            if lock is None:
-                lock = self._async[loop] = asyncio.Lock()
-            return lock
-
-    async def __aenter__(self) -> DualLock:
-        await self._alock().acquire()
+            self._check(me.owner, None)
+            if self._holder is None:
+                self._holder = me
+                return self
+            ready: asyncio.Future[None] = loop.create_future()
+            me.wake = lambda: loop.call_soon_threadsafe(_resolve, ready)
+            self._waiters.append(me)
+        try:
+            await ready
+        except BaseException:  # cancelled (a timeout, a cancelled task) while waiting
+            self._abandon(me)
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self._alock().release()
+        self._release()
+
+    def _release(self) -> None:
+        with self._guard:
+            if self._holder is None:
+                raise RuntimeError("NamespaceLock released while not held")
+            self._hand_on()
+
+    def _hand_on(self) -> None:
+        """Give the lock to the first waiter that can take it, else free it (guard held)."""
+        while self._waiters:
+            nxt = self._waiters.popleft()
+            try:
+                nxt.wake()
+            except RuntimeError:  # its event loop is closed: that task never runs again
+                continue
+            self._holder = nxt
+            return
+        self._holder = None
+
+    def _abandon(self, me: _Acquirer) -> None:
+        """A waiter gives up: out of the queue, or on to the next if the lock was its own."""
+        with self._guard:
+            if self._holder is me:
+                self._hand_on()
+            elif me in self._waiters:
+                self._waiters.remove(me)
 
 
 def gather_calls(calls: Iterable[Call]) -> Call:

@@ -27,8 +27,10 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
+from importlib.resources import files
 from typing import Any
 
 from langchain_core.messages import (
@@ -86,36 +88,25 @@ def has_cjk(text: str) -> bool:
 
 # --- stop words -------------------------------------------------------------------------
 
+# The word lists are data, in ``data/words.json`` next to this module (read once, at import).
+_WORDS: dict[str, list[str]] = json.loads(
+    files("langmem_layers._core").joinpath("data", "words.json").read_text(encoding="utf-8")
+)
+
 # English. Why: a word should count only if it says what a turn is about. Function
 # words (articles, pronouns, auxiliaries, prepositions, conjunctions) never do, nor do
 # the pieces contractions leave (s, t, don, ll, m, re, ve, d) and the interjections
 # of chat ("yeah", "oh", "wow"). Used by BM25 (episodic recall) and content words.
-_STOP_TEXT_EN = """
-a about above after again against all am an and any are as at be because been before
-being below between both but by can could did do does doing down during each few for
-from further had has have having he her here hers herself him himself his how i if in
-into is it its itself just me more most my myself no nor not now of off on once only or
-other our ours ourselves out over own same she should so some such than that the their
-theirs them themselves then there these they this those through to too under until up
-very was we were what when where which while who whom why will with would you your
-yours yourself yourselves s t don ll m re ve d also like really yeah oh hey hi wow
-get got
-"""
 #: English words that carry no topic (function words, contraction pieces, interjections).
-STOP_WORDS_EN = frozenset(_STOP_TEXT_EN.split())
+STOP_WORDS_EN = frozenset(_WORDS["stop_words_en"])
 
 # English small talk. Why: acknowledgements and pleasantries ("thanks", "great",
 # "okay", "sure") make up much of a chat and add nothing to a summary, so
 # content_words drops them too. BM25 keeps them: a question can hinge on them ("what
 # did she say was great?"), and dropping them from BM25 lowered LoCoMo dev recall
 # (R@10 0.7908 -> 0.7895; the plain BM25 baseline 0.5971 -> 0.5950).
-_SMALL_TALK_TEXT_EN = """
-absolutely alright awesome bye certainly cheers cool done exactly fine glad good goodbye
-gotcha great hello indeed let nice noted ok okay perfect please right roger sorry sure
-thank thanks understood welcome well yes yet
-"""
 #: English acknowledgements and pleasantries: no information for a summary.
-SMALL_TALK_EN = frozenset(_SMALL_TALK_TEXT_EN.split())
+SMALL_TALK_EN = frozenset(_WORDS["small_talk_en"])
 
 # Chinese, single characters. Why: the extractive summary scores a Chinese sentence by
 # its distinct characters (Chinese has no spaces), so the characters that play the
@@ -124,12 +115,8 @@ SMALL_TALK_EN = frozenset(_SMALL_TALK_TEXT_EN.split())
 # conjunctions, and the characters of "ok / thanks" replies. BM25 keeps every
 # character: single characters are how a one-character word (猫, 茶) is found, and its
 # inverse document frequency already makes the frequent ones nearly weightless.
-_STOP_TEXT_ZH = """
-的 地 得 了 着 过 吗 呢 吧 啊 呀 哦 嗯 哈 嘛 啦 么 我 你 您 他 她 它 们 这 那 是 在 和 与 及
-也 都 就 还 又 很 太 挺 个 一 不 没 有 把 被 给 对 让 好 谢
-"""
 #: Chinese characters that carry no topic (particles, pronouns, copula, common adverbs).
-STOP_WORDS_ZH = frozenset(_STOP_TEXT_ZH.split())
+STOP_WORDS_ZH = frozenset(_WORDS["stop_words_zh"])
 
 
 # --- tokens --------------------------------------------------------------------------

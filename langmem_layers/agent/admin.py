@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore, PutOp
 
 from langmem_layers._core.steps import Core, arun, blocking, collect, run, store_call, twin
+from langmem_layers._core.stores import scan
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, LangmemError, MissingUserIdError
 from langmem_layers.identity import (
@@ -27,8 +28,7 @@ from langmem_layers.identity import (
 from langmem_layers.identity import (
     _user_namespaces as user_namespaces_core,
 )
-from langmem_layers.semantic._backend import scan
-from langmem_layers.storage._compact import chroma_dir, scrub_chroma, sqlite_file, vacuum_sqlite
+from langmem_layers.storage.compact import chroma_dir, scrub_chroma, sqlite_file, vacuum_sqlite
 from langmem_layers.storage.defaults import Storage
 
 if TYPE_CHECKING:

@@ -228,7 +228,7 @@ def _forget_backends(storage_dir: str | None) -> Iterator[tuple[Any, Any, Any, A
     """
     from langmem_layers.episodic import EpisodeStore
     from langmem_layers.episodic.store import DEFAULT_COLLECTION
-    from langmem_layers.storage._compact import RefusingEmbeddings, stored_embeddings_id
+    from langmem_layers.storage.compact import RefusingEmbeddings, stored_embeddings_id
     from langmem_layers.storage.defaults import Storage
 
     storage = Storage(storage_dir)

@@ -70,7 +70,6 @@ from langmem_layers.episodic._engine.bm25 import asks_when, names_in
 from langmem_layers.episodic._engine.index import UserIndex, _minmax, session_context
 from langmem_layers.episodic._engine.overlap import (
     PendingVector,
-    access_flusher,
     resolve,
     start_embedding,
 )
@@ -426,12 +425,13 @@ class EpisodicRetriever(BaseRetriever):
         ``qvec`` may still be computing (:class:`PendingVector`): the version check,
         the mask and the lexical scores run meanwhile, the dense step waits for it.
         The access is applied in memory; its Chroma write happens in the background
-        when recall is idle (``_overlap.AccessFlusher``), never on this path.
+        when recall is idle (``_engine.overlap.AccessFlusher``, on the store's
+        background executor), never on this path.
         """
         now = time.time()
         vec: Any = qvec if isinstance(qvec, PendingVector) else resolve(qvec)
         mirror = self.store._mirror
-        flusher = access_flusher(mirror)
+        flusher = mirror.flusher
         flusher.begin()
         try:
             docs = mirror.read(uid, lambda idx: self._rank(idx, query, vec, opts, now))
@@ -459,7 +459,9 @@ class EpisodicRetriever(BaseRetriever):
         hints = check_hints(opts.get("hints"))
         # the hints name what the question is about: the dense query carries them too
         pending = start_embedding(
-            self.store.embeddings, f"{query} {' '.join(hints)}" if hints else query
+            self.store.background,
+            self.store.embeddings,
+            f"{query} {' '.join(hints)}" if hints else query,
         )
         docs: list[Document] = yield blocking(self._search, uid, query, pending, opts)
         return docs

@@ -33,11 +33,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
+from langmem_layers._core.background import Background
 from langmem_layers._core.checks import check_messages, check_thread_id
 from langmem_layers._core.steps import Call, Core, arun, blocking, run, twin
 from langmem_layers._core.text import message_text
@@ -64,9 +65,14 @@ from langmem_layers.episodic.types import (
     ForgetResult,
     episode_id_for,
 )
+from langmem_layers.episodic.vectorstore import (
+    from_langchain_chroma,
+    is_langchain_chroma,
+    open_vectorstore,
+    scope_filter,
+)
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.safety._caps import cap_summary
-from langmem_layers.safety.caps import CapStats, OutputCaps
+from langmem_layers.safety.caps import CapStats, OutputCaps, cap_summary
 from langmem_layers.safety.redaction import (
     REDACTED,
     RedactionConfig,
@@ -76,6 +82,9 @@ from langmem_layers.safety.redaction import (
 )
 from langmem_layers.storage.defaults import Storage, resolve_embeddings
 from langmem_layers.storage.embeddings import LangchainEmbeddingFunction, embeddings_id
+
+if TYPE_CHECKING:
+    from langchain_chroma import Chroma
 
 __all__ = ["DEFAULT_COLLECTION", "EpisodeStore"]
 
@@ -104,10 +113,13 @@ class EpisodeStore:
 
     Args:
         client: Any Chroma client (``PersistentClient``, ``HttpClient`` against
-            ``chroma run``, ``EphemeralClient``); default
-            ``Storage(storage).chroma_client()`` in the storage folder.
-        embeddings: LangChain embeddings; default the packaged local model.
-        collection_name: The Chroma collection (3-512 characters).
+            ``chroma run``, ``EphemeralClient``), or a ``langchain_chroma.Chroma``
+            vector store: its client, its collection and its embeddings are used;
+            default ``Storage(storage).chroma_client()`` in the storage folder.
+        embeddings: LangChain embeddings; default the ``Chroma``'s
+            ``embedding_function``, else the packaged local model.
+        collection_name: The Chroma collection (3-512 characters); default the
+            ``Chroma``'s collection, else ``"langmem_episodic"``.
         storage: Storage folder (or its path) used when no client is given.
         redaction: How secrets are removed from turns, summaries, key facts and
             outcomes before they are written
@@ -119,9 +131,13 @@ class EpisodeStore:
             buffer (:class:`~langmem_layers.episodic.CacheOptions`: ``max_bytes``,
             default 256 MiB, least recently used users evicted above it;
             ``flush_every``, ``flush_seconds``); see :meth:`cache_stats`.
+        background: The executor recall's query embedding and buffered access
+            writes run on (``MemoryLayers`` passes its own); default: this store's
+            own, ended by :meth:`close`.
 
     Raises:
-        ConfigurationError: the collection was written with other embeddings.
+        ConfigurationError: the collection was written with other embeddings, or
+            ``embeddings=`` / ``collection_name=`` contradict the ``Chroma`` passed.
 
     Example:
         >>> import tempfile
@@ -133,6 +149,15 @@ class EpisodeStore:
         >>> store.count("ada"), store.get_episode("ada", ep.id).message_count
         (3, 2)
 
+        From a LangChain vector store (``as_vectorstore`` goes the other way):
+
+        >>> import chromadb
+        >>> from langchain_chroma import Chroma
+        >>> vs = Chroma(client=chromadb.EphemeralClient(), collection_name="doc_episodes",
+        ...             embedding_function=DeterministicEmbeddings())
+        >>> EpisodeStore(vs).collection_name
+        'doc_episodes'
+
     """
 
     def __init__(
@@ -141,11 +166,12 @@ class EpisodeStore:
         /,
         *,
         embeddings: Embeddings | None = None,
-        collection_name: str = DEFAULT_COLLECTION,
+        collection_name: str | None = None,
         storage: Storage | str | None = None,
         redaction: RedactionConfig | None = None,
         caps: OutputCaps | None = None,
         cache: CacheOptions | None = None,
+        background: Background | None = None,
     ) -> None:
         cache = cache if cache is not None else CacheOptions()
         if not isinstance(cache, CacheOptions):
@@ -153,6 +179,12 @@ class EpisodeStore:
                 f"cache must be a CacheOptions, got {type(cache).__name__} {cache!r}; e.g. "
                 "cache=CacheOptions(max_bytes=64 * 2**20)"
             )
+        if is_langchain_chroma(client):
+            client, collection_name, embeddings = from_langchain_chroma(
+                client, embeddings, collection_name
+            )
+        if collection_name is None:
+            collection_name = DEFAULT_COLLECTION
         if not isinstance(collection_name, str) or not 3 <= len(collection_name) <= 512:
             raise ConfigurationError(
                 f"collection_name must have 3-512 characters (a Chroma rule), got "
@@ -167,7 +199,18 @@ class EpisodeStore:
         self.client = client
         self.collection_name = collection_name
         self.collection = self._open()
-        self._mirror = Mirror(self.collection, self._probe_dimension, max_bytes=cache.max_bytes)
+        #: Where recall's query embedding and buffered access writes run (the
+        #: ``MemoryLayers``' executor, else this store's own, ended by :meth:`close`).
+        self.background = (
+            background if background is not None else Background(name="langmem-episodic")
+        )
+        self._owns_background = background is None
+        self._mirror = Mirror(
+            self.collection,
+            self._probe_dimension,
+            max_bytes=cache.max_bytes,
+            background=self.background,
+        )
         self.cache = cache
         self.redaction = redaction or RedactionConfig()
         self.caps, self.cap_stats = caps or OutputCaps(), CapStats()
@@ -180,6 +223,18 @@ class EpisodeStore:
                 f"Chroma collection {self.collection_name!r} was written with embeddings "
                 f"{stored!r}, not {self.embeddings_id!r}; vectors of two models cannot be "
                 "mixed. Pass the same embeddings, or another collection_name."
+            )
+        if stored is None:
+            # created by someone else (e.g. ``langchain_chroma.Chroma``, which sets no
+            # metadata): get_or_create keeps the creator's metadata, so record the
+            # embeddings now, or the check above could never refuse another model.
+            # ``modify`` replaces the metadata and rejects "hnsw:*" keys (the space is
+            # fixed at creation and stays in the configuration).
+            meta = {k: v for k, v in (coll.metadata or {}).items() if not k.startswith("hnsw:")}
+            _chroma_call(
+                f"recording the embeddings of collection {self.collection_name!r}",
+                coll.modify,
+                metadata={**meta, "embeddings_id": self.embeddings_id},
             )
         return coll
 
@@ -194,6 +249,80 @@ class EpisodeStore:
 
     def _probe_dimension(self) -> int:
         return len(self.embeddings.embed_query("dimension probe"))
+
+    # ------------------------------------------------------------------ LangChain view
+    def as_vectorstore(self) -> Chroma:
+        """The collection as a ``langchain_chroma.Chroma``, querying with the store's embeddings.
+
+        For LangChain code that wants ``similarity_search(...)``, ``as_retriever()``,
+        MMR and the other vector store methods over the archived episodes or turns.
+
+        .. warning::
+            The view is **not scoped to a user**: it sees every user's records, and
+            the collection's bookkeeping records too (turn packs, version records,
+            tombstones). Every query must pass ``filter=``: the records of one user
+            have ``user_id`` (the exact id, no pattern) and ``kind`` (``"episode"``
+            or ``"turn"``) in their metadata, and :meth:`vectorstore_filter` builds
+            the filter from both (``{"user_id": user_id}`` alone would also match
+            the user's bookkeeping records).
+
+        It is read-only in spirit: records added or deleted through it bypass the
+        store (redaction, generations, the recall mirror, other processes'
+        refreshes). It records no access either (call :meth:`touch` with the ids of
+        what was used), and it ranks by dense similarity alone, unlike
+        :class:`~langmem_layers.episodic.EpisodicRetriever` (BM25, recency,
+        importance). While a session is being re-archived, or after a crash in the
+        middle of it, a turn search can also return turns of the session's other
+        generation (their ``generation`` metadata differs from the episode's).
+
+        Returns:
+            A new ``langchain_chroma.Chroma`` on this store's client and collection.
+
+        Raises:
+            StorageError: the collection is gone or Chroma failed.
+
+        Example:
+            >>> import chromadb
+            >>> from langchain_core.messages import HumanMessage
+            >>> from langmem_layers.episodic import EpisodeStore
+            >>> from langmem_layers.testing import DeterministicEmbeddings
+            >>> store = EpisodeStore(chromadb.EphemeralClient(), collection_name="doc_view",
+            ...                      embeddings=DeterministicEmbeddings())
+            >>> _ = store.archive("ada", "s1", [HumanMessage("My cat is called Oscar")])
+            >>> _ = store.archive("bob", "s1", [HumanMessage("My cat is called Felix")])
+            >>> vs = store.as_vectorstore()
+            >>> docs = vs.similarity_search("cat name", k=3,
+            ...                             filter=store.vectorstore_filter("ada", "turn"))
+            >>> [(d.page_content, d.metadata["user_id"]) for d in docs]
+            [('user: My cat is called Oscar', 'ada')]
+            >>> retriever = vs.as_retriever(  # the same scoping for a LangChain retriever
+            ...     search_kwargs={"k": 2, "filter": store.vectorstore_filter("bob")})
+            >>> [d.metadata["user_id"] for d in retriever.invoke("cat")]
+            ['bob']
+
+        """
+        return open_vectorstore(self.client, self.collection, self.embeddings)
+
+    def vectorstore_filter(
+        self, user_id: str, kind: Literal["episode", "turn"] = "episode"
+    ) -> dict[str, Any]:
+        """The ``filter=`` that scopes :meth:`as_vectorstore` queries to one user's records.
+
+        Args:
+            user_id: The owner, matched exactly (surrounding whitespace stripped, as
+                everywhere: :func:`~langmem_layers.normalize_user_id`); required.
+            kind: ``"episode"`` (summary, key facts and outcomes of a session) or
+                ``"turn"`` (one raw message).
+
+        Returns:
+            ``{"$and": [{"user_id": {"$eq": user_id}}, {"kind": {"$eq": kind}}]}``.
+
+        Raises:
+            MissingUserIdError: ``user_id`` is ``None`` or blank.
+            ConfigurationError: another ``kind``.
+
+        """
+        return scope_filter(user_id, kind)
 
     # ------------------------------------------------------------------ writes
     def _archive(
@@ -280,11 +409,29 @@ class EpisodeStore:
         for i, words in zip(turn_at, dates, strict=True):
             if words:
                 metas[i]["dates"] = words
-        vectors = yield embed_documents(self.embeddings, contextual_texts(docs, metas, turn_at))
+        vectors = yield self._vectors(docs, metas, turn_at)  # who reads them: see _vectors
         # one step: the new generation of turns, the switch of the episode record to it,
         # the mirror update and the removal of every older generation (crash-safe: _mirror)
         yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)
         return ep
+
+    def _vectors(self, docs: list[str], metas: list[dict[str, Any]], turn_at: list[int]) -> Call:
+        """Step: the vectors of an archive's records (the episode's, then each turn's).
+
+        Chroma stores one with every record (``Mirror.write``) and adds each to its HNSW
+        index. Who reads them:
+
+        * the episode's: the only copy; every mirror load and refresh reads it, and
+          :meth:`as_vectorstore` episode searches rank by it (its HNSW entry);
+        * a turn's: also copied into the episode's packs, from which the mirror loads.
+          The turn record's own copy is read when an episode's packs are missing (data
+          written before packs existed, a crash between the writes: ``_engine/load.py``,
+          ``_engine/refresh.py``); its HNSW entry only by :meth:`as_vectorstore` turn
+          searches. Chroma cannot hold a record without an embedding nor skip the index
+          (``_engine/sync.py``), and dropping them would break both readers and the
+          stored format.
+        """
+        return embed_documents(self.embeddings, contextual_texts(docs, metas, turn_at))
 
     def _clean(self, messages: Sequence[BaseMessage]) -> tuple[list[str], list[BaseMessage]]:
         """The secrets found in ``messages``, and copies of them with the secrets redacted."""
@@ -429,6 +576,8 @@ class EpisodeStore:
         await arun(self._touch_core(user_id, ids, now))
 
     def _flush(self) -> Core[int]:
+        # access writes already handed to the executor finish first, then the rest is written
+        yield blocking(self._mirror.flusher.wait)
         flushed: int = yield blocking(self._mirror.flush)
         return flushed
 
@@ -448,12 +597,19 @@ class EpisodeStore:
         return await arun(self._flush())
 
     def close(self) -> None:
-        """Flush buffered access updates (the Chroma client stays usable)."""
+        """Flush buffered access updates; stop this store's own executor (the client stays usable).
+
+        An executor passed in (``MemoryLayers``') belongs to its owner, who closes it.
+        """
         self.flush()
+        if self._owns_background:
+            self.background.close()
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
         await self.aflush()
+        if self._owns_background:
+            await self.background.aclose()
 
     def __enter__(self) -> EpisodeStore:
         return self

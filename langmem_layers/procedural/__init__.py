@@ -18,6 +18,7 @@ from langmem_layers.procedural.approaches import (
     render_best_practices,
     wilson_lower_bound,
 )
+from langmem_layers.procedural.durability import Durability, check_durability
 from langmem_layers.procedural.memory import ProceduralMemory
 from langmem_layers.procedural.middleware import (
     ProceduralMiddleware,
@@ -41,6 +42,7 @@ __all__ = [
     "REDACTED",
     "ApproachLog",
     "ApproachStats",
+    "Durability",
     "FailurePattern",
     "LogLimits",
     "OutcomeRecord",
@@ -52,6 +54,7 @@ __all__ = [
     "ToolTipsState",
     "aggregate_approaches",
     "aggregate_outcomes",
+    "check_durability",
     "create_tips_node",
     "is_secret_key",
     "normalize_error",

@@ -12,10 +12,9 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, Item, PutOp
-from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from langmem_layers._core.checks import check_int, check_number
-from langmem_layers._core.steps import Core, run, store_call
+from langmem_layers._core.steps import Core, store_call
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.identity import (
     NAMESPACE_ROOT,
@@ -26,9 +25,10 @@ from langmem_layers.identity import (
     resolve_identity,
     user_namespace,
 )
-from langmem_layers.procedural._durability import Durability, check_durability
+from langmem_layers.procedural.durability import DEFAULT_DURABILITY, Durability, check_durability
 
 logger = logging.getLogger("langmem_layers.procedural")
+
 
 #: How logs are partitioned: one per user, or one shared by all users of an agent.
 Partition = Literal["user", "agent"]
@@ -182,7 +182,11 @@ class AppendLog:
     """
 
     def __init__(
-        self, *, flush_every: int, flush_interval: float, durability: Durability = "buffered"
+        self,
+        *,
+        flush_every: int,
+        flush_interval: float,
+        durability: Durability = DEFAULT_DURABILITY,
     ) -> None:
         check_int("flush_every", flush_every, 1, "flush_every=32")
         check_number("flush_interval", flush_interval, "flush_interval=2.0")
@@ -320,37 +324,3 @@ class AppendLog:
         items: list[Item] = [it for it in found if it.namespace == namespace]
         items.sort(key=lambda it: it.key)
         return items[-cap:] if cap else []
-
-    def flush_at_exit(self) -> None:
-        """Best-effort sync flush at interpreter exit; never raises or hangs.
-
-        Items queued for an async-only store (:func:`needs_event_loop`) cannot be
-        written once its event loop is gone (a sync write would fail or wait
-        forever): they are dropped and counted in a warning. Other stores are
-        flushed; a failure (a store already closed) is logged too.
-        """
-        with self._lock:
-            kept = [w for w in self._pending if not needs_event_loop(w[0])]
-            lost = len(self._pending) - len(kept)
-            self._pending = kept
-        if lost:
-            logger.warning(
-                "procedural memory: %d records lost at exit: their store is async-only and its "
-                "event loop is gone; call `await memory.aflush()` (or use `async with memory`) "
-                "before the event loop ends",
-                lost,
-            )
-        try:
-            run(self.flush_core())
-        except Exception as e:  # the store may already be closed at interpreter exit
-            logger.warning("procedural memory: %d records lost at exit (%s)", len(self._pending), e)
-
-
-def needs_event_loop(store: BaseStore) -> bool:
-    """True for async-only stores whose sync methods need their (running) event loop.
-
-    ``AsyncSqliteStore``, ``AsyncPostgresStore`` and the LangGraph server's store
-    run their sync methods on the event loop that created them: from that loop
-    they raise ``InvalidStateError``, and once it stopped they hang or fail.
-    """
-    return isinstance(store, AsyncBatchedBaseStore)

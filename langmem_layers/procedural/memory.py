@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,8 +11,6 @@ from langmem_layers._core.checks import check_type
 from langmem_layers._core.steps import Core, arun, run
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import RunScope, encode_label
-from langmem_layers.procedural._durability import DurabilityOption, track
-from langmem_layers.procedural._durability import flush_at_exit as _flush_at_exit
 from langmem_layers.procedural._store import (
     AppendLog,
     LogLocator,
@@ -23,6 +19,7 @@ from langmem_layers.procedural._store import (
     with_user_id,
 )
 from langmem_layers.procedural.approaches import ApproachLog
+from langmem_layers.procedural.durability import DurabilityOption
 from langmem_layers.procedural.records import (
     LogLimits,
     OutcomeRecord,
@@ -58,18 +55,18 @@ class ProceduralMemory:
     come from ``scope`` (a :class:`~langmem_layers.RunScope`; ``user_id=`` is a
     shorthand), else from the running graph.
 
-    Writes are buffered: a record costs microseconds; the queue is written every ``flush_every``
-    records or ``flush_interval`` s, on reads, :meth:`flush`, exit, Ctrl-C and SIGTERM. A kill -9
-    can lose the queue (< ``flush_every`` records); ``memory.durability = "write-through"``
-    (:attr:`durability`) writes each record before :meth:`record` returns.
+    Each record is written before :meth:`record` returns (``durability="write-through"``,
+    the default: a kill loses no acknowledged record). ``memory.durability = "buffered"``
+    (:attr:`durability`) queues records and writes them every ``flush_every`` records or
+    ``flush_interval`` s, on reads and on :meth:`flush` / :meth:`close`; nothing is written
+    at interpreter exit or on a signal (the application owns those: call :meth:`close`, or
+    use ``with memory:``), so a kill or an exit without it loses the queue.
 
     Every method has an async twin (``arecord``, ``aflush``, ``aoutcomes``...)
     that only awaits the store's async methods, so it works with async-only
     stores (``AsyncSqliteStore``, ``AsyncPostgresStore``, the LangGraph
-    server's store) under ``graph.ainvoke``. The exit-time flush cannot reach
-    such a store once its event loop is gone (queued records are then dropped
-    with a warning): ``await memory.aflush()`` (or use ``async with memory``)
-    before the loop ends.
+    server's store) under ``graph.ainvoke``. In buffered mode, ``await
+    memory.aclose()`` (or use ``async with memory``) before the loop ends.
 
     Args:
         store: Where to keep the logs. If None, the store of the running graph
@@ -128,8 +125,6 @@ class ProceduralMemory:
             counter=counter,
             redaction=self.redaction,
         )
-        atexit.register(_flush_at_exit, weakref.ref(self))
-        track(self._buffer)
 
     def __repr__(self) -> str:
         return (
@@ -141,13 +136,13 @@ class ProceduralMemory:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.flush()
+        self.close()
 
     async def __aenter__(self) -> ProceduralMemory:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.aflush()
+        await self.aclose()
 
     # -- where the logs live ------------------------------------------------------
     durability = DurabilityOption()
@@ -297,6 +292,14 @@ class ProceduralMemory:
         return await arun(self._buffer.flush_core())
 
     # -- reading -----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Write what is queued (buffered mode). Call it in the application's shutdown path."""
+        self.flush()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close` (the way to close over an async-only store)."""
+        await self.aflush()
 
     def _outcomes_core(self, tool: str, scope: RunScope) -> Core[list[OutcomeRecord]]:
         info, target = self._locator.locate(scope)

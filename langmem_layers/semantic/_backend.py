@@ -12,28 +12,27 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp
+from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from langmem_layers._core.steps import Call, Core, DualLock, store_call
+from langmem_layers._core.steps import Call, Core, NamespaceLock, store_call
 
 T = TypeVar("T")
 
-PAGE = 500
 
 _GUARD = threading.Lock()
-_LOCKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], DualLock]] = (
+_LOCKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], NamespaceLock]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def ns_lock(store: BaseStore, ns: tuple[str, ...]) -> DualLock:
-    """The writers' lock of one namespace of one store (threads and event loops)."""
+def ns_lock(store: BaseStore, ns: tuple[str, ...]) -> NamespaceLock:
+    """The writers' lock of one namespace of one store, shared by every thread and event loop."""
     with _GUARD:
         locks = _LOCKS.setdefault(store, {})
-        return locks.setdefault(ns, DualLock())
+        return locks.setdefault(ns, NamespaceLock())
 
 
-def locked(lock: DualLock, core: Core[T]) -> Core[T]:
+def locked(lock: NamespaceLock, core: Core[T]) -> Core[T]:
     """Run ``core`` holding ``lock``: ``with lock`` when sync, ``async with lock`` when async."""
     yield Call(lock.__enter__, lock.__aenter__)
     try:
@@ -46,25 +45,6 @@ def utc(when: datetime | None) -> datetime:
     if when is None:
         return datetime.now(UTC)
     return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def scan(
-    store: BaseStore, ns: tuple[str, ...], where: dict[str, Any] | None = None
-) -> Core[list[Item]]:
-    """Every item directly in ``ns`` (paged), optionally only those whose values match ``where``."""
-    out: list[Item] = []
-    extra = {"filter": where} if where else {}
-    while True:
-        page = yield store_call(store, "search", ns, limit=PAGE, offset=len(out), **extra)
-        out += page
-        if len(page) < PAGE:
-            break
-    if len({(tuple(i.namespace), i.key) for i in out}) < len(out):
-        # the stores order by update time with no tie-break: items written in one batch
-        # share it, and offset pages over them can repeat one item and skip another
-        # (PostgreSQL, thousands of items in one batch). One query reads each item once.
-        out = yield store_call(store, "search", ns, limit=len(out) + PAGE, **extra)
-    return [i for i in out if tuple(i.namespace) == ns]
 
 
 def get_many(store: BaseStore, ns: tuple[str, ...], keys: Sequence[str]) -> Core[dict[str, Any]]:

@@ -1,121 +1,34 @@
-"""Word lists for the offline extractor (private): technologies, roles, keys, guards."""
+"""Word lists for the offline extractor (private): technologies, roles, keys, guards.
+
+The word lists are data, in ``data/lexicon.json`` next to this module (read once, at
+import); the guards (retractions, hypotheticals, negations) are regular expressions, here.
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from importlib.resources import files
+from typing import Any
+
+#: the word lists, as read from the package data
+_DATA: dict[str, Any] = json.loads(
+    files("langmem_layers.semantic").joinpath("data", "lexicon.json").read_text(encoding="utf-8")
+)
+
+
+def _tech_aliases(groups: list[dict[str, Any]]) -> dict[str, tuple[str, str | None]]:
+    """Lower-case alias -> (canonical name, slot): the first alias of a group is its name."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for group in groups:
+        for aliases in group["aliases"]:
+            for alias in aliases:
+                out[alias.lower()] = (aliases[0], group["slot"])
+    return out
+
 
 # alias -> (canonical name, slot). slot None: the tool's own name is its key (several coexist).
-_TECH: dict[str, tuple[str, str | None]] = {}
-
-
-def _add(slot: str | None, *groups: tuple[str, ...]) -> None:
-    for aliases in groups:
-        canonical = aliases[0]
-        for alias in aliases:
-            _TECH[alias.lower()] = (canonical, slot)
-
-
-_add(
-    None,
-    ("Python",),
-    ("Java",),
-    ("Go", "golang"),
-    ("Rust",),
-    ("TypeScript", "ts"),
-    ("JavaScript", "js"),
-    ("C++", "cpp"),
-    ("C#", "csharp"),
-    ("Kotlin",),
-    ("Swift",),
-    ("Ruby",),
-    ("PHP",),
-    ("Scala",),
-    ("Elixir",),
-    ("Haskell",),
-    ("Julia",),
-    ("Dart",),
-    ("Lua",),
-    ("Perl",),
-    ("Django",),
-    ("Flask",),
-    ("FastAPI",),
-    ("Spring Boot", "springboot"),
-    ("Spring",),
-    ("Rails", "ruby on rails"),
-    ("Express",),
-    ("Next.js", "nextjs"),
-    ("LangChain",),
-    ("LangGraph",),
-    ("PyTorch", "torch"),
-    ("TensorFlow",),
-    ("pandas",),
-    ("NumPy",),
-    ("Docker",),
-    ("Kubernetes", "k8s"),
-    ("Terraform",),
-    ("Spark", "apache spark"),
-    ("Airflow",),
-    ("Node.js", "node", "nodejs"),
-    ("Flutter",),
-    ("Unity",),
-)
-_add(
-    "database",
-    ("PostgreSQL", "postgres", "postgresql", "pg"),
-    ("MySQL",),
-    ("SQLite",),
-    ("MongoDB", "mongo"),
-    ("MariaDB",),
-    ("Oracle",),
-    ("SQL Server", "mssql"),
-    ("Cassandra",),
-    ("DynamoDB",),
-    ("ClickHouse",),
-    ("TiDB",),
-    ("Supabase",),
-)
-_add("cache", ("Redis",), ("Memcached",))
-_add("search", ("Elasticsearch", "elastic"), ("OpenSearch",))
-_add("warehouse", ("Snowflake",), ("BigQuery",), ("Redshift",))
-_add(
-    "editor",
-    ("VS Code", "vscode", "visual studio code"),
-    ("Vim",),
-    ("Neovim", "nvim"),
-    ("Emacs",),
-    ("IntelliJ", "intellij idea"),
-    ("PyCharm",),
-    ("Sublime Text", "sublime"),
-    ("Cursor",),
-    ("Zed",),
-    ("Xcode",),
-)
-_add(
-    "os",
-    ("macOS", "mac", "osx"),
-    ("Linux",),
-    ("Ubuntu",),
-    ("Windows",),
-    ("Arch Linux", "arch"),
-    ("Debian",),
-    ("Fedora",),
-)
-_add(
-    "cloud",
-    ("AWS", "amazon web services"),
-    ("GCP", "google cloud"),
-    ("Azure",),
-    ("Alibaba Cloud", "阿里云", "aliyun"),
-    ("Tencent Cloud", "腾讯云"),
-    ("Huawei Cloud", "华为云"),
-    ("DigitalOcean",),
-    ("Heroku",),
-    ("Vercel",),
-)
-_add("frontend", ("React", "reactjs"), ("Vue", "vue.js", "vuejs"), ("Angular",), ("Svelte",))
-_add("ci", ("GitHub Actions",), ("GitLab CI",), ("Jenkins",), ("CircleCI",))
-_add("code_hosting", ("GitHub",), ("GitLab",), ("Bitbucket",), ("Gitee",))
-_add("queue", ("Kafka",), ("RabbitMQ",))
+_TECH: dict[str, tuple[str, str | None]] = _tech_aliases(_DATA["tech"])
 
 _VERSION = re.compile(r"^(?:v?\d[\w.\-]*|lts)$", re.IGNORECASE)
 
@@ -140,173 +53,22 @@ def tech(phrase: str) -> tuple[str, str] | None:
     return None
 
 
-ROLE_WORDS = {
-    "engineer",
-    "developer",
-    "programmer",
-    "scientist",
-    "designer",
-    "manager",
-    "teacher",
-    "student",
-    "doctor",
-    "nurse",
-    "researcher",
-    "analyst",
-    "architect",
-    "consultant",
-    "writer",
-    "lawyer",
-    "founder",
-    "cto",
-    "ceo",
-    "devops",
-    "sre",
-    "intern",
-    "professor",
-    "accountant",
-    "marketer",
-    "editor",
-    "journalist",
-    "photographer",
-    "dev",
-    "lead",
-}
-ZH_ROLE_SUFFIXES = (
-    "工程师",
-    "程序员",
-    "开发者",
-    "开发",
-    "设计师",
-    "经理",
-    "老师",
-    "教师",
-    "学生",
-    "医生",
-    "护士",
-    "研究员",
-    "分析师",
-    "架构师",
-    "科学家",
-    "律师",
-    "作家",
-    "创始人",
-    "顾问",
-    "运维",
-    "产品",
-    "实习生",
-    "教授",
-    "会计",
-    "记者",
-    "摄影师",
-)
+#: words that name a job ("I'm a data engineer"), compared singular
+ROLE_WORDS: set[str] = set(_DATA["role_words"])
+#: endings of a Chinese job title (数据工程师, 产品经理)
+ZH_ROLE_SUFFIXES: tuple[str, ...] = tuple(_DATA["zh_role_suffixes"])
 
-CONTEXT_KEYS = {
-    "name": "name",
-    "full name": "name",
-    "job": "role",
-    "role": "role",
-    "title": "role",
-    "job title": "role",
-    "position": "role",
-    "occupation": "role",
-    "profession": "role",
-    "city": "location",
-    "location": "location",
-    "home": "location",
-    "hometown": "hometown",
-    "company": "employer",
-    "employer": "employer",
-    "team": "team",
-    "timezone": "timezone",
-    "time zone": "timezone",
-    "project": "project",
-    "email": "email",
-    "birthday": "birthday",
-    "名字": "name",
-    "姓名": "name",
-    "工作": "role",
-    "职业": "role",
-    "职位": "role",
-    "城市": "location",
-    "所在地": "location",
-    "家乡": "hometown",
-    "老家": "hometown",
-    "公司": "employer",
-    "团队": "team",
-    "时区": "timezone",
-    "项目": "project",
-    "邮箱": "email",
-    "生日": "birthday",
-}
-TECH_SLOTS = {
-    "database": "database",
-    "db": "database",
-    "editor": "editor",
-    "ide": "editor",
-    "os": "os",
-    "operating system": "os",
-    "cloud": "cloud",
-    "cloud provider": "cloud",
-    "frontend framework": "frontend",
-    "frontend": "frontend",
-    "ci": "ci",
-    "cache": "cache",
-    "数据库": "database",
-    "编辑器": "editor",
-    "操作系统": "os",
-    "云": "cloud",
-    "云服务": "cloud",
-    "前端框架": "frontend",
-}
-PREFERENCE_KEYS = {
-    "tea": "drink",
-    "coffee": "drink",
-    "green tea": "drink",
-    "black tea": "drink",
-    "茶": "drink",
-    "咖啡": "drink",
-    "绿茶": "drink",
-    "红茶": "drink",
-    "奶茶": "drink",
-    "tabs": "indentation",
-    "spaces": "indentation",
-    "dark mode": "theme",
-    "light mode": "theme",
-    "深色模式": "theme",
-    "浅色模式": "theme",
-    "暗色模式": "theme",
-    "chinese": "language",
-    "english": "language",
-    "中文": "language",
-    "英文": "language",
-}
-ANSWER_WORDS = ("answer", "response", "explanation", "reply", "回答", "回复", "解释")
+#: what a user calls a fact about themselves ("my city is ...") -> its context key
+CONTEXT_KEYS: dict[str, str] = _DATA["context_keys"]
+#: what a user calls a kind of tool ("my editor is ...") -> its tech slot
+TECH_SLOTS: dict[str, str] = _DATA["tech_slots"]
+#: a preferred thing ("I prefer tea") -> the preference it settles
+PREFERENCE_KEYS: dict[str, str] = _DATA["preference_keys"]
+#: words that make a preference one about the assistant's answers ("short answers")
+ANSWER_WORDS: tuple[str, ...] = tuple(_DATA["answer_words"])
 
-ZH_CITIES = {
-    "北京",
-    "上海",
-    "深圳",
-    "广州",
-    "杭州",
-    "成都",
-    "南京",
-    "武汉",
-    "西安",
-    "香港",
-    "台北",
-    "苏州",
-    "重庆",
-    "天津",
-    "厦门",
-    "青岛",
-    "长沙",
-    "东京",
-    "伦敦",
-    "纽约",
-    "新加坡",
-    "柏林",
-}
+#: Chinese city names: "在北京" is a location, "在腾讯" an employer
+ZH_CITIES: set[str] = set(_DATA["zh_cities"])
 
 # a whole message that retracts what was just said
 RETRACTION = re.compile(

@@ -14,11 +14,11 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.store.base import BaseStore
 
+from langmem_layers._core.background import Background
 from langmem_layers._core.llm import MemoryModel
 from langmem_layers._core.steps import Call, Core, arun, blocking, node, run, store_call
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import current_runtime, resolve_identity, user_namespace
-from langmem_layers.semantic._background import BackgroundRunner
 from langmem_layers.semantic.extract import (
     DEFAULT_THRESHOLD,
     ExtractionResult,
@@ -81,15 +81,16 @@ class ProfileUpdater:
     counted and logged. :attr:`stats` has the counters (``failed_batches``,
     ``skipped_batches``, ``offline_covered``, and the caps'
     ``capped_values``/``dropped_items``). With
-    ``background=True`` the node returns at once and the extraction runs on a
-    daemon worker thread (sync calls) or as an ``asyncio`` task of the running
-    loop (async calls: only async store, model and embedding calls, no thread
-    of its own); call :meth:`flush` / :meth:`aflush` (or :meth:`extract_remaining`)
-    to wait, and always before closing the store. The worker thread is a
-    daemon that exits when idle; work still queued at interpreter exit is
-    drained by an ``atexit`` hook (up to 30 s). A task still running when its
-    event loop ends is cancelled (with a logged warning): ``await aflush()``
-    before leaving ``asyncio.run``.
+    ``background=True`` (or a background executor: ``MemoryLayers`` passes its
+    own) the node returns at once and the extraction runs on that executor's
+    threads, one job at a time in order (sync calls), or as an ``asyncio`` task
+    of the running loop (async calls: only async store, model and embedding
+    calls, no thread of its own); call :meth:`flush` / :meth:`aflush` (or
+    :meth:`extract_remaining`) to wait, and :meth:`close` / :meth:`aclose` (or
+    ``MemoryLayers.close()``) before closing the store. Nothing drains queued
+    work at interpreter exit: the application decides when to flush. A task
+    still running when its event loop ends is cancelled (with a logged
+    warning): ``await aflush()`` before leaving ``asyncio.run``.
 
     Args:
         profiles: The :class:`ProfileStore` (schema, embeddings); its store, or
@@ -132,7 +133,7 @@ class ProfileUpdater:
         model: BaseChatModel | MemoryModel | None = None,
         every_n_turns: int = 3,
         threshold: float = DEFAULT_THRESHOLD,
-        background: bool = False,
+        background: bool | Background = False,
         messages_key: str = "messages",
         max_messages: int = 30,
     ) -> None:
@@ -161,7 +162,7 @@ class ProfileUpdater:
         )
         self.offline_covered = 0
         self.every_n_turns = every_n_turns
-        self.background = background
+        self.background = isinstance(background, Background) or bool(background)
         self.messages_key = messages_key
         self.max_messages = max_messages
         self.errors = 0
@@ -170,7 +171,11 @@ class ProfileUpdater:
         self.max_failures = self.profiles.caps.max_failed_extractions
         self._lock = threading.Lock()
         self._inflight: set[tuple[str, str]] = set()
-        self._runner = BackgroundRunner()
+        #: The executor of sync background jobs (its own unless one was given).
+        self.executor = (
+            background if isinstance(background, Background) else Background(name="langmem-profile")
+        )
+        self._owns_executor = not isinstance(background, Background)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._chains: dict[tuple[str, ...], asyncio.Task[Any]] = {}
 
@@ -443,8 +448,8 @@ class ProfileUpdater:
                 self._inflight.discard(claim)
 
     def _submit(self, job: Core[Any]) -> None:
-        """Queue a background job on the daemon worker thread (sync callers)."""
-        self._runner.submit(lambda: run(job))
+        """Queue a background job on the executor, after this updater's earlier ones."""
+        self.executor.submit(run, job, lane=("profile", id(self)), what="profile update")
 
     async def _asubmit(self, job: Core[Any]) -> None:
         """Start a background job as a task of the running loop (async callers)."""
@@ -559,10 +564,10 @@ class ProfileUpdater:
         # tasks of this loop (async callers); a sync caller has no loop to wait on
         if not (yield Call(_no_tasks, self._await_tasks, (deadline,))):
             return False
-        if not self._runner.pending:
+        if not self.executor.pending:
             return True
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        return bool((yield blocking(self._runner.flush, left)))
+        return bool((yield blocking(self.executor.flush, left)))
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait for background extractions started by sync calls; False on timeout."""
@@ -571,6 +576,21 @@ class ProfileUpdater:
     async def aflush(self, timeout: float | None = None) -> bool:
         """Async twin of :meth:`flush`; also waits for tasks started by async calls."""
         return await arun(self._flush(timeout))
+
+    def close(self) -> None:
+        """Wait for background extractions, then stop the executor if it is this updater's own.
+
+        An executor passed in (``MemoryLayers``'s) belongs to its owner, who closes it.
+        """
+        self.flush()
+        if self._owns_executor:
+            self.executor.close()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`."""
+        await self.aflush()
+        if self._owns_executor:
+            await self.executor.aclose()
 
     # ------------------------------------------------------------- session end
     def _extract_remaining(

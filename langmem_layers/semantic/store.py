@@ -39,8 +39,7 @@ from pydantic import BaseModel
 from langmem_layers._core.steps import Core, arun, run
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import normalize_user_id, user_namespace
-from langmem_layers.safety._caps import cap_profile_updates
-from langmem_layers.safety.caps import CapStats, OutputCaps
+from langmem_layers.safety.caps import CapStats, OutputCaps, cap_profile_updates
 from langmem_layers.safety.redaction import RedactionConfig
 from langmem_layers.semantic._backend import get_many, locked, ns_lock, scan, utc, write
 from langmem_layers.semantic._credentials import screen_updates

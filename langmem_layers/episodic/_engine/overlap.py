@@ -1,5 +1,8 @@
 """Recall off the caller's critical path: the query embedding and the access write (private).
 
+Both run on the store's background executor (:class:`~langmem_layers._core.background.Background`,
+the ``MemoryLayers``' one): no thread pool of this module's own.
+
 * :func:`start_embedding` embeds the query in a worker thread, so that the
   retriever checks the user's version and scores lexically meanwhile (the local
   model's C engine and the Chroma client release the GIL); the dense step waits
@@ -19,13 +22,15 @@ import math
 import threading
 import time
 import weakref
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["IDLE_SECONDS", "OVERDUE", "AccessFlusher", "PendingVector", "access_flusher"]
+from langmem_layers._core.background import Background
+
+__all__ = ["IDLE_SECONDS", "OVERDUE", "AccessFlusher", "PendingVector", "start_embedding"]
 
 #: Quiet time (no recall running) before buffered access updates are written.
 IDLE_SECONDS = 0.2
@@ -33,8 +38,6 @@ IDLE_SECONDS = 0.2
 OVERDUE = 16
 
 log = logging.getLogger("langmem_layers.episodic")
-_EMBED = ThreadPoolExecutor(max_workers=4, thread_name_prefix="langmem-embed")
-_FLUSH = ThreadPoolExecutor(max_workers=2, thread_name_prefix="langmem-access-flush")
 
 
 class PendingVector:
@@ -51,9 +54,9 @@ class PendingVector:
         return self._value
 
 
-def start_embedding(embeddings: Embeddings, text: str) -> PendingVector:
-    """Start ``embeddings.embed_query(text)`` in a worker thread."""
-    return PendingVector(_EMBED.submit(embeddings.embed_query, text))
+def start_embedding(background: Background, embeddings: Embeddings, text: str) -> PendingVector:
+    """Start ``embeddings.embed_query(text)`` on ``background``."""
+    return PendingVector(background.submit(embeddings.embed_query, text, what="query embedding"))
 
 
 def resolve(qvec: Any) -> np.ndarray:
@@ -70,8 +73,9 @@ def _nothing(idx: Any) -> None:
 class AccessFlusher:
     """Writes one mirror's buffered access updates when recall is idle (see module)."""
 
-    def __init__(self, mirror: Any) -> None:
+    def __init__(self, mirror: Any, background: Background) -> None:
         self._mirror = weakref.ref(mirror)
+        self._background = background
         self._cond = threading.Condition()
         self._active = 0
         self._last = time.monotonic()
@@ -95,7 +99,12 @@ class AccessFlusher:
             if self._scheduled:
                 return
             self._scheduled = True
-        _FLUSH.submit(self._run, flush_every)
+        self._background.submit(self._run, flush_every, what="access write")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no access write of this flusher is scheduled or running."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._scheduled, timeout)
 
     def _run(self, flush_every: int) -> None:
         try:
@@ -121,16 +130,4 @@ class AccessFlusher:
         finally:
             with self._cond:
                 self._scheduled = False
-
-
-_FLUSHERS: weakref.WeakKeyDictionary[Any, AccessFlusher] = weakref.WeakKeyDictionary()
-_FLUSHERS_LOCK = threading.Lock()
-
-
-def access_flusher(mirror: Any) -> AccessFlusher:
-    """The flusher of a store's mirror (one per mirror)."""
-    with _FLUSHERS_LOCK:
-        flusher = _FLUSHERS.get(mirror)
-        if flusher is None:
-            flusher = _FLUSHERS[mirror] = AccessFlusher(mirror)
-        return flusher
+                self._cond.notify_all()

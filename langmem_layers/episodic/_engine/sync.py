@@ -24,6 +24,21 @@ A reader that sees a new token fetches the records with ``seq`` at least its
 last synchronised seq minus :data:`WINDOW_US`: a write whose seq was taken a
 little before another process's newer version is still fetched. The window
 assumes writers' clocks agree within a minute (NTP).
+
+Every one of these records carries a vector, and Chroma adds each to the
+collection's HNSW index, although no query of the store reads that index for
+them (recall runs on the in-process mirror; the only Chroma queries are those of
+``EpisodeStore.as_vectorstore()``, scoped to episodes or turns). Chroma 1.x leaves
+no way around it (checked with chromadb 1.5.9): a record without an embedding
+must have a document, which the collection's embedding function would embed
+(our model, for nothing); ``Schema.delete_index`` refuses to disable the vector
+index ("Deleting vector index is not currently supported", and ``#embedding``
+cannot be modified); and a collection holds one dimension, so a 1-float
+placeholder is rejected ("Collection expecting embedding with dimension of
+<n>, got 1"). Moving these records to a collection of their own would change
+the stored format. So packs carry their first turn's vector and version records
+and tombstones a constant unit vector of the model's dimension (:func:`_unit`),
+one index entry each; the reasons are repeated where they are built.
 """
 
 from __future__ import annotations
@@ -137,6 +152,11 @@ def tombstone_record(
 
 
 def _unit(dim: int) -> list[float]:
+    # The vector of version records and tombstones: read by nothing (they are read by id
+    # or by where-filter; no query ranks them). It is there because Chroma requires an
+    # embedding per record, of the collection's one dimension (a shorter placeholder is
+    # rejected, and a document would be embedded by the model): see the module docstring.
+    # One HNSW entry per user, plus one per deletion until its tombstone is pruned (a week).
     vec = [0.0] * max(dim, 1)
     vec[0] = 1.0
     return vec
@@ -191,6 +211,11 @@ def encode_packs(
                 "turns": json.dumps(body, ensure_ascii=False, separators=(",", ":")),
             }
         )
+        # the pack's own vector, a copy of its first turn's: its HNSW entry is read by nothing
+        # (the mirror gets packs by filter and decodes the turn vectors from "v" above;
+        # as_vectorstore() queries are filtered to kind "episode" or "turn"). It is there
+        # because Chroma requires an embedding per record, of the collection's dimension
+        # (module docstring); kept as it is, the stored format.
         vecs.append(block[0])
     matrix_out = np.stack(vecs) if vecs else np.zeros((0, matrix.shape[1]), dtype=np.float32)
     return ids, out, matrix_out

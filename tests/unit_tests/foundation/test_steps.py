@@ -13,7 +13,6 @@ from langgraph.store.memory import InMemoryStore
 from langmem_layers._core.steps import (
     Call,
     Core,
-    DualLock,
     arun,
     blocking,
     collect,
@@ -143,25 +142,6 @@ def test_twin_and_gather() -> None:
     assert run(core()) == ["a", "b", "c"]
     assert asyncio.run(arun(core())) == ["a", "b", "c"]
     assert target.used == ["sync", "sync", "async", "async"]
-
-
-async def test_dual_lock_serialises_async_callers() -> None:
-    lock = DualLock()
-    inside = 0
-    peak = 0
-
-    async def worker() -> None:
-        nonlocal inside, peak
-        async with lock:
-            inside += 1
-            peak = max(peak, inside)
-            await asyncio.sleep(0.001)
-            inside -= 1
-
-    await asyncio.gather(*(worker() for _ in range(10)))
-    assert peak == 1
-    with lock:  # the thread side is independent and usable too
-        pass
 
 
 class S(TypedDict, total=False):

@@ -10,9 +10,6 @@ fallback to a worker thread. The same flows then run on a real
 from __future__ import annotations
 
 import asyncio
-import logging
-import threading
-import weakref
 from collections.abc import Iterable
 from typing import Any
 
@@ -36,7 +33,6 @@ from langmem_layers.procedural import (
     create_tips_node,
     record_tool,
 )
-from langmem_layers.procedural.memory import _flush_at_exit
 from langmem_layers.testing import FakeChatModel, LoopGuardStore, tool_call
 
 
@@ -71,6 +67,7 @@ async def _memory_flow(store: BaseStore) -> None:
         flush_interval=1e9,
         limits=LogLimits(max_records_per_tool=10, max_records_per_task=6),
     )
+    memory.durability = "buffered"  # this test is about the queue
     for i in range(57):
         ok = i % 5 != 0
         err = None if ok else ValueError(f"bad input {i}")
@@ -121,6 +118,7 @@ async def test_failed_sync_flush_on_async_store_keeps_records(tmp_path) -> None:
     async with AsyncSqliteStore.from_conn_string(str(tmp_path / "p.db")) as store:
         await store.setup()
         memory = ProceduralMemory(store, flush_every=100, flush_interval=1e9)
+        memory.durability = "buffered"  # this test is about the queue
         for i in range(3):
             await memory.arecord("t", {"i": i}, ToolOutcome(success=True), user_id="u")
         with pytest.raises(asyncio.InvalidStateError):
@@ -133,6 +131,7 @@ async def test_failed_sync_flush_on_async_store_keeps_records(tmp_path) -> None:
 def test_sync_path_still_uses_the_sync_api() -> None:
     store = LoopGuardStore()
     memory = ProceduralMemory(store, flush_every=2)
+    memory.durability = "buffered"  # this test is about the queue
     memory.record("t", {}, ToolOutcome(success=True), user_id="u")
     memory.record("t", {}, ToolOutcome(success=True), user_id="u")
     memory.approaches.record_approach("x", "y", success=True, user_id="u")
@@ -163,6 +162,7 @@ class FlakyStore(InMemoryStore):
 async def test_failed_flush_requeues_every_unwritten_record(mode: str) -> None:
     first, second = FlakyStore(), FlakyStore()
     memory = ProceduralMemory(first, flush_every=100, flush_interval=1e9)
+    memory.durability = "buffered"  # this test is about the queue
 
     async def flush() -> int:
         if mode == "sync":
@@ -275,6 +275,7 @@ async def test_hooks_async_paths_on_async_sqlite_store(tmp_path) -> None:
 async def test_buffered_hook_records_flush_through_the_async_api() -> None:
     store = LoopGuardStore()
     memory = ProceduralMemory(store, flush_every=3, flush_interval=1e9)
+    memory.durability = "buffered"  # this test is about the queue
     recorded = record_tool(weather, memory=memory)
     cfg = {"configurable": {"user_id": "u"}}
     for i in range(7):
@@ -284,58 +285,29 @@ async def test_buffered_hook_records_flush_through_the_async_api() -> None:
     assert store.sync_calls == 0
 
 
-# -- exit ---------------------------------------------------------------------------
+# -- shutdown -------------------------------------------------------------------------
 
 
-def test_flush_at_exit_drops_async_only_store_records_and_writes_the_rest(tmp_path, caplog):
-    sync_store = InMemoryStore()
-    loop = asyncio.new_event_loop()
-
-    async def fill() -> ProceduralMemory:
-        async with AsyncSqliteStore.from_conn_string(str(tmp_path / "p.db")) as store:
-            await store.setup()
-            memory = ProceduralMemory(store, flush_every=100, flush_interval=1e9)
+async def test_buffered_records_reach_an_async_only_store_on_aclose(tmp_path) -> None:
+    """The application's shutdown path (``async with`` / ``aclose``) writes the queue."""
+    async with AsyncSqliteStore.from_conn_string(str(tmp_path / "p.db")) as store:
+        await store.setup()
+        memory = ProceduralMemory(store, flush_every=100, flush_interval=1e9)
+        memory.durability = "buffered"
+        async with memory:
             for i in range(3):
                 await memory.arecord("t", {"i": i}, ToolOutcome(success=True), user_id="u")
-            await memory.arecord(
-                "t",
-                {"i": 3},
-                ToolOutcome(success=True),
-                scope=RunScope(user_id="u", store=sync_store),
-            )
-            return memory
-
-    try:
-        memory = loop.run_until_complete(fill())
-        # The loop is stopped but not closed: a sync call to the async store would
-        # wait forever for it. Run the exit hook in a thread so a regression fails
-        # this test instead of hanging the run.
-        done = threading.Event()
-
-        def at_exit() -> None:
-            _flush_at_exit(weakref.ref(memory))
-            done.set()
-
-        with caplog.at_level(logging.WARNING, logger="langmem_layers.procedural"):
-            worker = threading.Thread(target=at_exit, daemon=True)
-            worker.start()
-            worker.join(60)
-        assert done.is_set(), "_flush_at_exit hung on an async-only store"
-    finally:
-        tasks = asyncio.all_tasks(loop)
-        for t in tasks:
-            t.cancel()
-        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-        loop.close()
-    assert memory.pending == 0
-    assert "3 records lost at exit" in caplog.text
-    assert "await memory.aflush()" in caplog.text
-    assert [it.value["args"] for it in sync_store.search(_ns("t"))] == [{"i": 3}]
+            assert memory.pending == 3
+        assert memory.pending == 0
+        found = await store.asearch(_ns("t"), limit=10)
+        assert sorted(it.value["args"]["i"] for it in found) == [0, 1, 2]
 
 
-def test_flush_at_exit_writes_sync_store_records() -> None:
+def test_close_writes_sync_store_records() -> None:
     store = InMemoryStore()
     memory = ProceduralMemory(store, flush_every=100, flush_interval=1e9)
+    memory.durability = "buffered"
     memory.record("t", {}, ToolOutcome(success=True), user_id="u")
-    _flush_at_exit(weakref.ref(memory))
+    assert memory.pending == 1
+    memory.close()
     assert memory.pending == 0 and len(store.search(_ns("t"))) == 1

@@ -72,6 +72,7 @@ def test_agent_partition_shares_across_users_and_needs_agent_id():
 def test_cap_evicts_oldest_and_store_stays_bounded():
     store = InMemoryStore()
     memory = ProceduralMemory(store, flush_every=3, limits=LogLimits(max_records_per_tool=10))
+    memory.durability = "buffered"  # this test is about the queue
     for i in range(57):
         memory.record("t", {"i": i}, ToolOutcome(success=True), user_id="u")
     log = memory.outcomes("t", user_id="u")
@@ -84,6 +85,7 @@ def test_buffer_flushes_on_read_threshold_and_context_exit():
     store = InMemoryStore()
     ns = user_namespace("procedural", "u", "outcomes", "t")
     with ProceduralMemory(store, flush_every=5, flush_interval=1e9) as memory:
+        memory.durability = "buffered"  # this test is about the queue
         for i in range(4):
             memory.record("t", {"i": i}, ToolOutcome(success=True), user_id="u")
         assert store.search(ns, limit=100) == []  # still queued
@@ -97,6 +99,7 @@ def test_buffer_flushes_on_read_threshold_and_context_exit():
 def test_flush_interval_triggers_write():
     store = InMemoryStore()
     memory = ProceduralMemory(store, flush_every=1000, flush_interval=0.0)
+    memory.durability = "buffered"  # this test is about the queue
     memory.record("t", {}, ToolOutcome(success=True), user_id="u")
     assert memory.pending == 0
 
@@ -116,6 +119,7 @@ def test_sqlite_store_round_trip(storage):
 async def test_async_twins():
     store = InMemoryStore()
     memory = ProceduralMemory(store, flush_every=2)
+    memory.durability = "buffered"  # this test is about the queue
     await memory.arecord("t", {"a": 1}, ToolOutcome(success=True), user_id="u")
     await memory.arecord(
         "t", {"a": 2}, ToolOutcome(success=False, error=ValueError("bad a 2")), user_id="u"

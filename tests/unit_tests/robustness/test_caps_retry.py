@@ -25,7 +25,7 @@ from langmem_layers.episodic import (
 )
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.safety import CapStats
-from langmem_layers.safety._caps import cap_text
+from langmem_layers.safety.caps import cap_text
 from langmem_layers.semantic import (
     ExtractionResult,
     ExtractionStats,

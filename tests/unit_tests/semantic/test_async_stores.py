@@ -254,7 +254,7 @@ async def test_async_background_is_a_task_with_no_thread() -> None:
     up = ProfileUpdater(profiles, extractor=ex, every_n_turns=1, background=True)
     threads_before = {t.ident for t in threading.enumerate()}
     assert await up.amaybe_update(convo("I use Rust."), user_id="u", thread_id="t") is None
-    assert len(up._tasks) == 1 and not up._runner.alive
+    assert len(up._tasks) == 1 and up.executor.pending == 0
     assert (await profiles.aget("u")).is_empty  # the reply did not wait for the extraction
     assert await up.aflush(timeout=0.01) is False  # still gated
     ex.gate.set()

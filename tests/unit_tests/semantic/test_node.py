@@ -84,20 +84,13 @@ def test_background_does_not_block_and_flush_waits() -> None:
     up = ProfileUpdater(profiles, extractor=Recorder(gate), every_n_turns=1, background=True)
     assert up.maybe_update(convo("I use Rust."), user_id="u", thread_id="t") is None
     assert profiles.get("u").is_empty  # the reply was not delayed by the extraction
-    assert up._runner.alive
+    assert up.executor.pending == 1
+    assert not up.flush(timeout=0.05)  # still gated: flush reports the timeout
     gate.set()
     assert up.flush(timeout=10)
     assert profiles.get("u").get("tech_stack", "rust") == "Rust"
-    up._runner._cv.acquire()
-    up._runner._cv.release()
-    assert not any(
-        t.name == "langmem-profile" and t.is_alive() and not t.daemon for t in threading.enumerate()
-    )
-    for _ in range(200):  # the worker exits once idle
-        if not up._runner.alive:
-            break
-        threading.Event().wait(0.01)
-    assert not up._runner.alive
+    up.close()  # the updater's own executor: its threads end
+    assert not any(t.name.startswith("langmem-profile") for t in threading.enumerate())
 
 
 def test_extract_remaining_flushes_background_work() -> None:
@@ -109,7 +102,7 @@ def test_extract_remaining_flushes_background_work() -> None:
     up.maybe_update(msgs, user_id="u", thread_id="t")
     msgs = convo("I use Rust.", "I live in Oslo.")
     up.extract_remaining(msgs, user_id="u", thread_id="t")
-    assert up._runner.pending == 0
+    assert up.executor.pending == 0
     assert profiles.get("u").to_dict() == {
         "tech_stack": {"rust": "Rust"},
         "context": {"location": "Oslo"},
@@ -146,7 +139,7 @@ def test_background_job_error_is_logged_not_raised(caplog: pytest.LogCaptureFixt
 
 @pytest.mark.slow
 def test_process_exits_with_background_work_done(tmp_path: Any) -> None:
-    """No thread keeps the interpreter alive; queued work is flushed at exit."""
+    """The application ends the work it queued with close(); nothing keeps the process alive."""
     script = textwrap.dedent(
         f"""
         import time
@@ -164,8 +157,9 @@ def test_process_exits_with_background_work_done(tmp_path: Any) -> None:
         up = ProfileUpdater(ProfileStore(store), extractor=Slow(), every_n_turns=1,
                             background=True)
         up.maybe_update([HumanMessage("I use Rust.", id="1")], user_id="u", thread_id="t")
-        assert up._runner.pending == 1
-        # no flush: the worker is a daemon thread and the atexit hook drains the queue
+        assert up.executor.pending == 1
+        up.close()  # the application's shutdown path: the library registers no exit hook
+        assert up.executor.pending == 0
         """
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)

@@ -27,7 +27,7 @@ from langmem_layers.cli.main import main
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.semantic import ProfileStore
-from langmem_layers.storage._compact import zero_hnsw_unused
+from langmem_layers.storage.compact import zero_hnsw_unused
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 
 USERS = {
