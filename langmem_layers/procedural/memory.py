@@ -274,12 +274,13 @@ class ProceduralMemory:
         return await arun(self._record_core(tool, args, outcome, scope))
 
     def flush(self) -> int:
-        """Write queued records now; returns how many were written.
+        """Write queued records now (buffered mode); returns how many were written.
 
         Example:
             >>> from langgraph.store.memory import InMemoryStore
             >>> from langmem_layers.procedural import ProceduralMemory, ToolOutcome
             >>> memory = ProceduralMemory(InMemoryStore())
+            >>> memory.durability = "buffered"
             >>> _ = memory.record("t", {}, ToolOutcome(success=True), user_id="u")
             >>> memory.flush(), memory.pending
             (1, 0)

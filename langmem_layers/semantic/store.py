@@ -37,11 +37,12 @@ from langgraph.store.base import BaseStore
 from pydantic import BaseModel
 
 from langmem_layers._core.steps import Core, arun, run
+from langmem_layers._core.stores import scan
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import normalize_user_id, user_namespace
 from langmem_layers.safety.caps import CapStats, OutputCaps, cap_profile_updates
 from langmem_layers.safety.redaction import RedactionConfig
-from langmem_layers.semantic._backend import get_many, locked, ns_lock, scan, utc, write
+from langmem_layers.semantic._backend import get_many, locked, ns_lock, utc, write
 from langmem_layers.semantic._credentials import screen_updates
 from langmem_layers.semantic._dedup import NearDuplicates
 from langmem_layers.semantic._merge import (

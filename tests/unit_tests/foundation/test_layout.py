@@ -192,3 +192,37 @@ def test_the_layout_has_no_dangling_parts() -> None:
         if ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) is None:
             missing["no docstring"].append(str(init.relative_to(REPO)))
     assert dict(missing) == {}
+
+
+def _module_level_calls(tree: ast.Module) -> list[str]:
+    """Names of the calls a module makes when it is imported (outside functions and classes)."""
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                names.append(ast.unparse(sub.func))
+    return names
+
+
+def test_the_library_never_takes_over_the_process() -> None:
+    """No signal handler, no exit hook, no executor created at import time, anywhere."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        rel = path.relative_to(REPO)
+        for banned in ("signal.signal(", "atexit.register(", "loop.add_signal_handler("):
+            if banned in source:
+                offenders.append(f"{rel}: {banned}")
+        for call in _module_level_calls(ast.parse(source)):
+            if call.rsplit(".", 1)[-1] in {"ThreadPoolExecutor", "ProcessPoolExecutor", "Thread"}:
+                offenders.append(f"{rel}: {call}() at import time")
+    assert offenders == []
+
+
+def test_the_process_rule_sees_a_module_level_pool() -> None:
+    tree = ast.parse("import concurrent.futures as cf\nPOOL = cf.ThreadPoolExecutor(4)\n")
+    assert _module_level_calls(tree) == ["cf.ThreadPoolExecutor"]
+    tree = ast.parse("def f():\n    return ThreadPoolExecutor(4)\n")
+    assert _module_level_calls(tree) == []
