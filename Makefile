@@ -49,6 +49,7 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff format --check langmem_layers bench tests examples
 
 typecheck: $(VENV)/.dev
+	$(BIN)/mypy --strict -p langmem_layers
 	$(BIN)/mypy
 
 unit: $(VENV)/.dev

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langmem_layers._core.checks import check_thread_id
 from langmem_layers._core.steps import Core, arun, run, store_call
@@ -251,7 +251,7 @@ def _clean(value: Any, name: str) -> str | None:
     value = value.strip()
     if not value:
         return None
-    return value
+    return cast(str, value)
 
 
 def resolve_identity(

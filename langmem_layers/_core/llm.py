@@ -56,7 +56,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar, cast, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -451,7 +451,7 @@ def _sync_within(fn: Callable[[], T], timeout: float) -> T:
         raise ModelTimeout(f"no answer within {timeout:.1f} s")
     if "error" in box:
         raise box["error"]
-    return box["value"]
+    return cast(T, box["value"])
 
 
 async def _async_within(fn: Callable[[], Any], timeout: float) -> Any:

@@ -29,7 +29,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
@@ -121,7 +121,7 @@ def run(core: Core[T]) -> T:
             else:
                 step = core.send(result)
     except StopIteration as stop:
-        return stop.value
+        return cast(T, stop.value)
 
 
 async def _aexec(step: Call) -> Any:
@@ -147,7 +147,7 @@ async def arun(core: Core[T]) -> T:
             else:
                 step = core.send(result)
     except StopIteration as stop:
-        return stop.value
+        return cast(T, stop.value)
 
 
 async def _acollect(iterator: AsyncIterator[Any]) -> list[Any]:

@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable
 
 from langmem_layers._core.steps import Core, arun, run, twin
-from langmem_layers.episodic.store import EpisodeStore, _require_user
+from langmem_layers.episodic._engine.chroma import require_user as _require_user
+from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.episodic.types import Episode, ForgetResult
 from langmem_layers.errors import ConfigurationError
 

@@ -186,7 +186,7 @@ def create_recall_node(
     counter = TokenCounter()
     options = dict(retriever_options or {})
 
-    def recall(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict]:
+    def recall(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
         ident = resolve_identity(runtime=current_runtime(), config=config)
         retriever = EpisodicRetriever(store=store, user_id=ident.user_id, k=k, **options)
         query = _latest_user_text(state.get(messages_key) or [])
@@ -349,7 +349,7 @@ def create_archive_node(
             return "session_end"
         return WritePolicy.trigger(state.get(messages_key) or [])
 
-    def archive(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict]:
+    def archive(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
         reason = _reason(state)
         if reason is not None:
             ident = resolve_identity(runtime=current_runtime(), config=config, require_thread=True)

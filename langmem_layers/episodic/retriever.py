@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from langchain_core.callbacks import (
@@ -67,6 +67,7 @@ from langmem_layers._core.steps import Core, arun, blocking, run
 from langmem_layers._core.text import tokenize
 from langmem_layers.episodic._dates import date_words, resolve_dates
 from langmem_layers.episodic._engine.bm25 import asks_when, names_in
+from langmem_layers.episodic._engine.chroma import require_user as _require_user
 from langmem_layers.episodic._engine.index import UserIndex, _minmax, session_context
 from langmem_layers.episodic._engine.overlap import (
     PendingVector,
@@ -74,7 +75,7 @@ from langmem_layers.episodic._engine.overlap import (
     start_embedding,
 )
 from langmem_layers.episodic._options import check_hints, check_ratio, timestamp
-from langmem_layers.episodic.store import EpisodeStore, _require_user
+from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 
 __all__ = ["EpisodicRetriever"]
@@ -355,7 +356,7 @@ class EpisodicRetriever(BaseRetriever):
         qvec = resolve(qvec)
         n = idx.size
         if n <= self.exact_dense_limit:
-            return idx.vectors @ qvec
+            return cast(np.ndarray, idx.vectors @ qvec)
         cand = idx.ivf().candidates(qvec, nprobe=self.dense_probe)
         top = min(200, n)
         lex_sel = lex if mask is None else np.where(mask, lex, -1.0)

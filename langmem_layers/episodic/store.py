@@ -86,6 +86,10 @@ from langmem_layers.storage.embeddings import LangchainEmbeddingFunction, embedd
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
 
+
+#: What a deletion removed: (episode ids, turn ids).
+_Deleted = tuple[list[str], list[str]]
+
 __all__ = ["DEFAULT_COLLECTION", "EpisodeStore"]
 
 DEFAULT_COLLECTION = "langmem_episodic"
@@ -623,16 +627,16 @@ class EpisodeStore:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def _delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> Core[tuple[list, list]]:
+    def _delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> Core[_Deleted]:
         uid = _require_user(user_id)
         eps, turns = yield blocking(self._mirror.delete_episodes, uid, list(episode_ids))
         return eps, turns
 
-    def delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> tuple[list, list]:
+    def delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> _Deleted:
         """Delete episodes of this user with all their turns; returns (episode ids, turn ids)."""
         return run(self._delete_episodes(user_id, episode_ids))
 
-    async def adelete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> tuple[list, list]:
+    async def adelete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> _Deleted:
         """Async twin of :meth:`delete_episodes`."""
         return await arun(self._delete_episodes(user_id, episode_ids))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
@@ -68,7 +68,7 @@ def _tips_section(
     if task:
         extra = yield twin(memory.approaches, "render_best_practices", task, scope=scope)
         section = "\n\n".join(s for s in (section, extra) if s)
-    return section
+    return cast(str, section)
 
 
 def _recorder_for_request(

@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langmem_layers.errors import ConfigurationError
 
@@ -209,6 +209,6 @@ def cap_summary(summary: M, caps: OutputCaps, stats: CapStats, clean: Callable[[
     }
     count.report(stats, "episode summary")
     if not count.capped:
-        return s
+        return cast(M, s)
     out: M = s.model_copy(update=change)
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -22,7 +23,7 @@ def cosine_similarities(vector: Sequence[float], others: Sequence[Sequence[float
     m = np.asarray(others, dtype=np.float64).reshape(len(others), -1)
     dots = m @ a
     norms = np.linalg.norm(m, axis=1) * np.linalg.norm(a)
-    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    return cast(np.ndarray, np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0))
 
 
 class NearDuplicates:

@@ -27,7 +27,7 @@ from contextlib import (
     contextmanager,
 )
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -451,8 +451,7 @@ def resolve_chat_model(
             options["api_key"] = os.environ.get("LANGMEM_OPENAI_API_KEY") or "not-needed"
             where = f"LANGMEM_OPENAI_BASE_URL={_safe_url(base_url)}"
         _log_once(f"openai:{where}", f"langmem_layers: using ChatOpenAI({name!r}) from {where}")
-        chat: Any = ChatOpenAI(**options)
-        return chat
+        return cast(BaseChatModel, ChatOpenAI(**options))
     _log_once(
         f"offline:{purpose}",
         f"langmem_layers: no chat model and no OPENAI_API_KEY; {purpose or 'LLM steps'} "

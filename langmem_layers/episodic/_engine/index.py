@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -447,4 +447,4 @@ def session_context(
     if hi - lo < 1e-9:
         return out
     scaled = np.where(seen, (best - lo) / (hi - lo), 0.0).astype(np.float32)
-    return scaled[episode]
+    return cast(np.ndarray, scaled[episode])
