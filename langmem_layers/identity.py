@@ -389,7 +389,11 @@ def _user_namespaces(
         offset = 0
         while True:
             page = yield store_call(
-                store, "list_namespaces", prefix=prefix, limit=_PAGE, offset=offset
+                store.list_namespaces,
+                store.alist_namespaces,
+                prefix=prefix,
+                limit=_PAGE,
+                offset=offset,
             )
             # exact label equality: a prefix is matched by the store, which may read
             # some labels as patterns; only this user's own namespaces are kept

@@ -244,9 +244,9 @@ class MemoryLayers:
         }
 
     def _flush(self) -> Core[None]:
-        yield twin(self.updater, "flush")
-        yield twin(self.procedural, "flush")
-        yield twin(self.episodes, "flush")
+        yield twin(self.updater.flush, self.updater.aflush)
+        yield twin(self.procedural.flush, self.procedural.aflush)
+        yield twin(self.episodes.flush, self.episodes.aflush)
         yield Call(self.background.flush, self.background.aflush, ())
 
     def flush(self) -> None:

@@ -584,7 +584,9 @@ class MemoryModel:
         raise InvalidOutput(f"expected a structured answer, got {type(reply).__name__}")
 
     # ------------------------------------------------------------- call
-    def _attempt(self, runnable: Any, messages: list[BaseMessage], left: float, label: str) -> Call:
+    def _attempt(
+        self, runnable: Any, messages: list[BaseMessage], left: float, label: str
+    ) -> Call[Any]:
         config = {"tags": _CALL_TAGS, "run_name": f"langmem_layers.{label}"}
         return Call(
             lambda: _sync_within(lambda: runnable.invoke(messages, config), left),

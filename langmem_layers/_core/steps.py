@@ -5,7 +5,7 @@ code (the local embedding model, the Chroma client) is written **once**, as a
 generator that *yields* :class:`Call` steps and receives their results::
 
     def _get(self, user_id) -> Core[Profile]:
-        items = yield store_call(store, "search", ns, limit=100)
+        items = yield store_call(store.search, store.asearch, ns, limit=100)
         return Profile(user_id, items)
 
     def get(self, user_id):                 # sync twin: a thin wrapper
@@ -25,11 +25,12 @@ to checkpointers, models and blocking calls. Cores compose with ``yield from``.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
@@ -45,66 +46,106 @@ __all__ = [
     "node",
     "run",
     "store_call",
+    "sync_only",
     "twin",
 ]
 
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
 
 #: A core: a generator yielding :class:`Call` steps, returning the operation's result.
-Core = Generator["Call", Any, T]
+Core = Generator["Call[Any]", Any, T]
 
 
 @dataclass(slots=True, frozen=True)
-class Call:
+class Call(Generic[R]):
     """One step of a core: call ``sync(*args, **kwargs)`` or await ``async_(...)``.
+
+    ``R`` is what the step gives back to the core. Build steps with the typed
+    builders below (:func:`twin`, :func:`store_call`, :func:`collect`,
+    :func:`blocking`, :func:`invoke`): they take the sync and async callables
+    themselves, never method names, so a type checker sees the arguments.
 
     Attributes:
         sync: The synchronous function.
         async_: Its asynchronous twin; ``None`` runs ``sync`` in a worker thread
-            under :func:`arun` (for blocking work with no async API).
+            under :func:`arun` (blocking work with no async API, and the sync-only
+            LangGraph backends: see :func:`sync_only`).
         args: Positional arguments.
         kwargs: Keyword arguments.
-        sync_fallback: Under :func:`arun`, run ``sync`` in a worker thread when
-            ``async_`` raises ``NotImplementedError`` (sync-only backends such as
-            ``SqliteStore``, whose ``a*`` methods only raise).
 
     """
 
-    sync: Callable[..., Any]
-    async_: Callable[..., Awaitable[Any]] | None = None
+    sync: Callable[..., R]
+    async_: Callable[..., Awaitable[R]] | None = None
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
-    sync_fallback: bool = False
 
 
-def blocking(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Call:
+def blocking(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> Call[R]:
     """A blocking call (CPU work, a sync client): inline when sync, in a thread when async."""
     return Call(fn, None, args, kwargs)
 
 
-def store_call(target: Any, name: str, /, *args: Any, **kwargs: Any) -> Call:
-    """``target.<name>(...)`` when sync, ``await target.a<name>(...)`` when async.
+def sync_only(target: object) -> bool:
+    """Whether ``target`` is one of LangGraph's sync-only SQLite backends, or a graph on one.
 
-    Works for any object with LangGraph's ``x``/``ax`` naming (``BaseStore``,
-    ``BaseCheckpointSaver``, a compiled graph). Sync-only backends whose async
-    methods raise ``NotImplementedError`` (``SqliteStore``, ``SqliteSaver``)
-    fall back to the sync method in a worker thread.
+    ``SqliteStore`` and ``SqliteSaver`` refuse async calls on purpose (their
+    ``a*`` methods raise ``NotImplementedError``; ``AsyncSqliteStore`` and
+    ``AsyncSqliteSaver`` are the async ones). Under :func:`arun` their sync
+    methods run in a worker thread instead. Only these named classes are adapted:
+    any other backend's ``NotImplementedError`` is an error the caller sees.
     """
-    return Call(
-        getattr(target, name), getattr(target, f"a{name}"), args, kwargs, sync_fallback=True
-    )
+    for module, name in _SYNC_ONLY:
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and isinstance(target, cls):
+            return True
+    checkpointer = getattr(target, "checkpointer", None)  # a compiled graph over one
+    if checkpointer is None or checkpointer is target or isinstance(checkpointer, bool):
+        return False
+    return sync_only(checkpointer)
 
 
-def twin(target: Any, name: str, /, *args: Any, **kwargs: Any) -> Call:
-    """``target.<name>(...)`` / ``await target.a<name>(...)`` for a public sync/async pair.
+#: The sync-only LangGraph backends (module, class), looked up only once imported.
+_SYNC_ONLY = (
+    ("langgraph.store.sqlite", "SqliteStore"),
+    ("langgraph.checkpoint.sqlite", "SqliteSaver"),
+)
+
+
+def _owner(fn: Callable[..., Any]) -> object:
+    return getattr(fn, "__self__", None)
+
+
+def store_call(
+    sync: Callable[P, R], async_: Callable[P, Awaitable[R]], /, *args: P.args, **kwargs: P.kwargs
+) -> Call[R]:
+    """``store.search(...)`` when sync, ``await store.asearch(...)`` when async.
+
+    For any object with LangGraph's ``x``/``ax`` pairs (``BaseStore``,
+    ``BaseCheckpointSaver``, a compiled graph): pass both bound methods,
+    ``store_call(store.search, store.asearch, ns, limit=10)``. On a sync-only
+    backend (:func:`sync_only`) the async path runs the sync method in a worker
+    thread.
+    """
+    if sync_only(_owner(sync)):
+        return Call(sync, None, args, kwargs)
+    return Call(sync, async_, args, kwargs)
+
+
+def twin(
+    sync: Callable[P, R], async_: Callable[P, Awaitable[R]], /, *args: P.args, **kwargs: P.kwargs
+) -> Call[R]:
+    """``x.get(...)`` / ``await x.aget(...)`` for a public sync/async pair.
 
     Lets one core compose other components' public twins (``ProfileStore.get`` /
     ``aget``, ``ProceduralMemory.tool_tips`` / ``atool_tips``...).
     """
-    return Call(getattr(target, name), getattr(target, f"a{name}"), args, kwargs)
+    return Call(sync, async_, args, kwargs)
 
 
-def invoke(runnable: Runnable[Any, Any], input: Any, config: RunnableConfig | None = None) -> Call:
+def invoke(runnable: Runnable[Any, R], input: Any, config: RunnableConfig | None = None) -> Call[R]:
     """``runnable.invoke(input, config)`` / ``await runnable.ainvoke(input, config)``."""
     return Call(runnable.invoke, runnable.ainvoke, (input, config))
 
@@ -124,15 +165,10 @@ def run(core: Core[T]) -> T:
         return cast(T, stop.value)
 
 
-async def _aexec(step: Call) -> Any:
+async def _aexec(step: Call[Any]) -> Any:
     if step.async_ is None:
         return await asyncio.to_thread(step.sync, *step.args, **step.kwargs)
-    try:
-        return await step.async_(*step.args, **step.kwargs)
-    except NotImplementedError:
-        if not step.sync_fallback:
-            raise
-        return await asyncio.to_thread(step.sync, *step.args, **step.kwargs)
+    return await step.async_(*step.args, **step.kwargs)
 
 
 async def arun(core: Core[T]) -> T:
@@ -150,26 +186,29 @@ async def arun(core: Core[T]) -> T:
         return cast(T, stop.value)
 
 
-async def _acollect(iterator: AsyncIterator[Any]) -> list[Any]:
-    return [x async for x in iterator]
-
-
-def collect(target: Any, name: str, /, *args: Any, **kwargs: Any) -> Call:
-    """``list(target.<name>(...))`` / ``[x async for x in target.a<name>(...)]``.
+def collect(
+    sync: Callable[P, Iterable[R]],
+    async_: Callable[P, AsyncIterator[R]],
+    /,
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> Call[list[R]]:
+    """``list(x.list(...))`` / ``[y async for y in x.alist(...)]``.
 
     For iterator-returning APIs such as ``checkpointer.list`` /
-    ``graph.get_state_history``.
+    ``graph.get_state_history``; a sync-only backend (:func:`sync_only`) is read
+    in a worker thread on the async path.
     """
-    sync_fn = getattr(target, name)
-    async_fn = getattr(target, f"a{name}")
 
-    def sync(*a: Any, **kw: Any) -> list[Any]:
-        return list(sync_fn(*a, **kw))
+    def sync_list(*a: Any, **kw: Any) -> list[R]:
+        return list(sync(*a, **kw))
 
-    async def async_(*a: Any, **kw: Any) -> list[Any]:
-        return await _acollect(async_fn(*a, **kw))
+    async def async_list(*a: Any, **kw: Any) -> list[R]:
+        return [x async for x in async_(*a, **kw)]
 
-    return Call(sync, async_, args, kwargs, sync_fallback=True)
+    if sync_only(_owner(sync)):
+        return Call(sync_list, None, args, kwargs)
+    return Call(sync_list, async_list, args, kwargs)
 
 
 def node(core: Callable[[Any, RunnableConfig], Core[Any]], /, *, name: str) -> Runnable[Any, Any]:
@@ -336,7 +375,7 @@ class NamespaceLock:
                 self._waiters.remove(me)
 
 
-def gather_calls(calls: Iterable[Call]) -> Call:
+def gather_calls(calls: Iterable[Call[Any]]) -> Call[list[Any]]:
     """Several independent steps as one: run one after another (sync) or concurrently (async)."""
     steps = list(calls)
 

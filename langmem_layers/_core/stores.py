@@ -19,9 +19,11 @@ def scan(
 ) -> Core[list[Item]]:
     """Every item directly in ``ns`` (paged), optionally only those whose values match ``where``."""
     out: list[Item] = []
-    extra = {"filter": where} if where else {}
+    where = where or None
     while True:
-        page = yield store_call(store, "search", ns, limit=PAGE, offset=len(out), **extra)
+        page = yield store_call(
+            store.search, store.asearch, ns, filter=where, limit=PAGE, offset=len(out)
+        )
         out += page
         if len(page) < PAGE:
             break
@@ -29,5 +31,5 @@ def scan(
         # the stores order by update time with no tie-break: items written in one batch
         # share it, and offset pages over them can repeat one item and skip another
         # (PostgreSQL, thousands of items in one batch). One query reads each item once.
-        out = yield store_call(store, "search", ns, limit=len(out) + PAGE, **extra)
+        out = yield store_call(store.search, store.asearch, ns, filter=where, limit=len(out) + PAGE)
     return [i for i in out if tuple(i.namespace) == ns]

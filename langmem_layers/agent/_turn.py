@@ -64,8 +64,8 @@ def after_turn(
 ) -> Core[None]:
     """After a turn: extract the profile if due; archive on "remember this" or a decision."""
     yield twin(
-        memory.updater,
-        "maybe_update",
+        memory.updater.maybe_update,
+        memory.updater.amaybe_update,
         messages,
         user_id=ident.user_id,
         thread_id=ident.thread_id,
@@ -96,7 +96,7 @@ def after_turn(
             yield step
 
 
-def _background_archive(step: Call, thread_id: str) -> Core[None]:
+def _background_archive(step: Call[Any], thread_id: str) -> Core[None]:
     """An archive run in the background: a failure is logged, never raised."""
     try:
         yield step
@@ -111,11 +111,13 @@ def memory_sections(
     memory: MemoryLayers, tools: Sequence[Any], user_id: str, store: Any = None
 ) -> Core[tuple[Callable[[int], str], Callable[[int], str]]]:
     """Load the profile and tool tips once; return renderers for a token allowance."""
-    profile = yield twin(memory.profiles, "get", user_id)
+    profile = yield twin(memory.profiles.get, memory.profiles.aget, user_id)
     tips: list[Any] = []
     if tools:
         scope = RunScope(user_id=user_id, store=store)
-        tips = yield twin(memory.procedural, "tool_tips", list(tools), scope=scope)
+        tips = yield twin(
+            memory.procedural.tool_tips, memory.procedural.atool_tips, list(tools), scope=scope
+        )
 
     def profile_text(n: int) -> str:
         return render_profile(profile, max_tokens=n, counter=memory.counter)

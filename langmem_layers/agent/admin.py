@@ -164,22 +164,22 @@ def _forget_store(store: BaseStore, uid: str) -> Core[dict[str, int]]:
     # the user's own namespaces only (exact label equality, never a pattern match)
     for ns in (yield from user_namespaces_core(store, uid, USER_LAYERS)):
         while True:
-            page = yield store_call(store, "search", ns, limit=1000)
+            page = yield store_call(store.search, store.asearch, ns, limit=1000)
             keys = [i.key for i in page if tuple(i.namespace) == ns]
             if not keys:
                 break
-            yield store_call(store, "batch", [PutOp(ns, key, None) for key in keys])
+            yield store_call(store.batch, store.abatch, [PutOp(ns, key, None) for key in keys])
             counts[ns[1]] += len(keys)
     return counts
 
 
 def _forget_threads(checkpointer: Any, uid: str) -> Core[int]:
-    tuples = yield collect(checkpointer, "list", None)
+    tuples = yield collect(checkpointer.list, checkpointer.alist, None)
     owned = sorted(
         {t.config["configurable"]["thread_id"] for t in tuples if _thread_owner(t) == uid}
     )
     for thread_id in owned:
-        yield store_call(checkpointer, "delete_thread", thread_id)
+        yield store_call(checkpointer.delete_thread, checkpointer.adelete_thread, thread_id)
     return len(owned)
 
 
@@ -209,7 +209,7 @@ def _forget(
     record_ids: list[str] = []
     deleted["episodes"] = deleted["turns"] = 0
     if episodes is not None:
-        removed = yield twin(episodes, "delete_user", uid)
+        removed = yield twin(episodes.delete_user, episodes.adelete_user, uid)
         deleted["episodes"], deleted["turns"] = len(removed.episode_ids), len(removed.turn_ids)
         record_ids = [*removed.episode_ids, *removed.turn_ids]
     deleted["threads"] = 0

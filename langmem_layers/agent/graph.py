@@ -259,7 +259,7 @@ def _owner_preflight(graph: Any, config: RunnableConfig | None, context: Any) ->
     if ident.thread_id is None or graph.checkpointer in (None, False):
         return
     try:
-        state = yield store_call(graph, "get_state", merged)
+        state = yield store_call(graph.get_state, graph.aget_state, merged)
     except ValueError:  # no checkpointer reachable from here: load_memory still checks
         return
     check_thread_owner((state.values or {}).get("user_id"), ident.user_id, ident.thread_id)

@@ -127,7 +127,7 @@ async def asession_transcript(graph: Any, /, *, thread_id: str) -> list[BaseMess
 
 def _transcript(graph: Any, thread_id: str) -> Core[list[BaseMessage]]:
     thread_id = check_thread_id(thread_id)
-    history = yield collect(graph, "get_state_history", _config(thread_id))
+    history = yield collect(graph.get_state_history, graph.aget_state_history, _config(thread_id))
     refused = (history[0].values or {}).get("thread_refused") or () if history else ()
     return _merge(reversed(history), refused)
 
@@ -216,7 +216,7 @@ def _end(
     graph: Any, memory: MemoryLayers, thread_id: str, user_id: str | None, force: bool
 ) -> Core[SessionEndReport]:
     thread_id = check_thread_id(thread_id)
-    state = yield store_call(graph, "get_state", _config(thread_id))
+    state = yield store_call(graph.get_state, graph.aget_state, _config(thread_id))
     if getattr(state, "created_at", None) is None and not (state.values or {}):
         raise UnknownThreadError(
             f"unknown thread {thread_id!r}: no checkpoint for it in the graph's checkpointer; "
@@ -225,8 +225,8 @@ def _end(
     uid = _user_for(user_id, state.values or {}, thread_id)
     messages = yield from _transcript(graph, thread_id)
     changes = yield twin(
-        memory.updater,
-        "extract_remaining",
+        memory.updater.extract_remaining,
+        memory.updater.aextract_remaining,
         messages,
         user_id=uid,
         thread_id=thread_id,
@@ -243,7 +243,7 @@ def _end(
             "policy": memory.policy,
         },
     )
-    yield twin(memory.procedural, "flush")
+    yield twin(memory.procedural.flush, memory.procedural.aflush)
     return _report(thread_id, uid, decision, messages, changes)
 
 
@@ -340,7 +340,7 @@ def _expire(
     if graph.checkpointer is None:
         raise ConfigurationError("expire_idle_sessions needs a graph compiled with a checkpointer")
     cutoff = (time.time() if now is None else now) - _ttl_seconds(ttl)
-    tuples = yield collect(graph.checkpointer, "list", None)
+    tuples = yield collect(graph.checkpointer.list, graph.checkpointer.alist, None)
     reports: list[SessionEndReport] = []
     for thread_id in _idle_threads(tuples, cutoff):
         try:
@@ -351,6 +351,8 @@ def _expire(
         except Exception:
             logger.exception("langmem_layers: could not archive idle thread %s; kept", thread_id)
             continue
-        yield store_call(graph.checkpointer, "delete_thread", thread_id)
+        yield store_call(
+            graph.checkpointer.delete_thread, graph.checkpointer.adelete_thread, thread_id
+        )
         reports.append(replace(report, deleted=True))
     return reports

@@ -38,10 +38,12 @@ def _remove_where(
 ) -> Core[ForgetResult]:
     """Delete the episodes ``victims(<all episodes of the user>)`` picks, with their turns."""
     uid = _require_user(user_id)
-    chosen = victims((yield twin(store, "list_episodes", uid)))
+    chosen = victims((yield twin(store.list_episodes, store.alist_episodes, uid)))
     if not chosen:
         return ForgetResult()
-    eps, turns = yield twin(store, "delete_episodes", uid, [e.id for e in chosen])
+    eps, turns = yield twin(
+        store.delete_episodes, store.adelete_episodes, uid, [e.id for e in chosen]
+    )
     return ForgetResult(episode_ids=list(eps), turn_ids=list(turns))
 
 
@@ -82,7 +84,7 @@ def _evict(store: EpisodeStore, user_id: str, min_importance: float) -> Core[For
 
 
 def _forget(store: EpisodeStore, user_id: str) -> Core[ForgetResult]:
-    result: ForgetResult = yield twin(store, "delete_user", _require_user(user_id))
+    result: ForgetResult = yield twin(store.delete_user, store.adelete_user, _require_user(user_id))
     return result
 
 

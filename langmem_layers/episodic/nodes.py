@@ -194,12 +194,14 @@ def create_recall_node(
             return {state_key: []}
         hints: list[str] = []
         if profiles is not None and _has_store(profiles):
-            profile = yield twin(profiles, "get", ident.user_id)
+            profile = yield twin(profiles.get, profiles.aget, ident.user_id)
             past = []  # the named items' earlier values name the same things
             for field in named_fields(profile, query):
-                past += yield twin(profiles, "superseded", ident.user_id, field=field)
+                past += yield twin(
+                    profiles.superseded, profiles.asuperseded, ident.user_id, field=field
+                )
             hints = profile_hints(profile, query, superseded=past)
-        docs = yield twin(retriever, "invoke", query, hints=hints)
+        docs = yield twin(retriever.invoke, retriever.ainvoke, query, hints=hints)
         return {state_key: _budget(docs, counter, max_tokens)}
 
     return node(recall, name="recall_episodes")
@@ -230,11 +232,11 @@ def _archive_session(
     messages = check_messages(messages)
     # a new policy loads its token encoding (from disk, the first time): not on the loop
     pol = policy or (yield blocking(WritePolicy))
-    decision: ArchiveDecision = yield twin(pol, "decide", messages, reason=reason)
+    decision: ArchiveDecision = yield twin(pol.decide, pol.adecide, messages, reason=reason)
     if decision.archive:
         yield twin(
-            store,
-            "archive",
+            store.archive,
+            store.aarchive,
             ident.user_id,
             str(ident.thread_id),
             messages,

@@ -97,14 +97,14 @@ DEFAULT_COLLECTION = "langmem_episodic"
 T = TypeVar("T")
 
 
-def embed_documents(embeddings: Embeddings, texts: list[str]) -> Call:
+def embed_documents(embeddings: Embeddings, texts: list[str]) -> Call[Any]:
     """Step: ``embed_documents`` / ``await aembed_documents`` (a worker thread for local models)."""
-    return twin(embeddings, "embed_documents", texts)
+    return twin(embeddings.embed_documents, embeddings.aembed_documents, texts)
 
 
-def embed_query(embeddings: Embeddings, text: str) -> Call:
+def embed_query(embeddings: Embeddings, text: str) -> Call[Any]:
     """Step: ``embed_query`` / ``await aembed_query`` (a worker thread for local models)."""
-    return twin(embeddings, "embed_query", text)
+    return twin(embeddings.embed_query, embeddings.aembed_query, text)
 
 
 def _dates_of(texts: list[str], session_time: float) -> list[str]:
@@ -419,7 +419,9 @@ class EpisodeStore:
         yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)
         return ep
 
-    def _vectors(self, docs: list[str], metas: list[dict[str, Any]], turn_at: list[int]) -> Call:
+    def _vectors(
+        self, docs: list[str], metas: list[dict[str, Any]], turn_at: list[int]
+    ) -> Call[Any]:
         """Step: the vectors of an archive's records (the episode's, then each turn's).
 
         Chroma stores one with every record (``Mirror.write``) and adds each to its HNSW

@@ -81,7 +81,7 @@ class OutcomeRecorder:
         yield from self.memory._queue_core(record, self.info, self.store)
 
 
-def run_and_record(make: Callable[[], OutcomeRecorder], step: Call) -> Core[Any]:
+def run_and_record(make: Callable[[], OutcomeRecorder], step: Call[Any]) -> Core[Any]:
     """Run one tool call (``step``) and record its outcome: the logic of every hook form.
 
     The recorder is made (identity and store resolved, timer started) before the

@@ -292,7 +292,7 @@ class AppendLog:
         for n, (store, ops) in enumerate(groups):
             written = False
             try:
-                yield store_call(store, "batch", ops)
+                yield store_call(store.batch, store.abatch, ops)
                 written = True
                 yield from self._evict_core(store, ops)
             except BaseException:
@@ -311,16 +311,16 @@ class AppendLog:
     def _evict_core(self, store: BaseStore, ops: list[PutOp]) -> Core[None]:
         for ns in self._claim_prunes(store, ops):
             cap = self._caps.get(ns, 0)
-            items = yield store_call(store, "search", ns, limit=self.read_limit(cap))
+            items = yield store_call(store.search, store.asearch, ns, limit=self.read_limit(cap))
             victims = self._victims(items, cap)
             if victims:
-                yield store_call(store, "batch", victims)
+                yield store_call(store.batch, store.abatch, victims)
             self._set_count(store, ns, len(items) - len(victims))
 
     def read_core(self, store: BaseStore, namespace: tuple[str, ...], cap: int) -> Core[list[Item]]:
         """Newest ``cap`` items of a log, oldest first (flushes pending writes first)."""
         yield from self.flush_core()
-        found = yield store_call(store, "search", namespace, limit=self.read_limit(cap))
+        found = yield store_call(store.search, store.asearch, namespace, limit=self.read_limit(cap))
         items: list[Item] = [it for it in found if it.namespace == namespace]
         items.sort(key=lambda it: it.key)
         return items[-cap:] if cap else []

@@ -42,7 +42,7 @@ def _tool_names(tools: Sequence[Any]) -> list[str]:
     return [name for name in map(tool_name, tools) if name]
 
 
-def _sync_handler(fn: Callable[..., Any]) -> Callable[..., Call]:
+def _sync_handler(fn: Callable[..., Any]) -> Callable[..., Call[Any]]:
     """Steps calling the sync handler ``fn`` (for :func:`run`)."""
     return lambda *args: Call(fn, None, args)
 
@@ -51,7 +51,7 @@ def _no_sync(*args: Any) -> Any:
     raise TypeError("an async handler cannot be called synchronously")
 
 
-def _async_handler(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Call]:
+def _async_handler(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Call[Any]]:
     """Steps awaiting the async handler ``fn`` (for :func:`arun`)."""
     return lambda *args: Call(_no_sync, fn, args)
 
@@ -64,9 +64,16 @@ def _tips_section(
     scope: RunScope,
 ) -> Core[str]:
     """Rendered tips for ``names``, then the best practices for ``task`` if set."""
-    section = yield twin(memory, "render_tips", names, max_tokens=max_tokens, scope=scope)
+    section = yield twin(
+        memory.render_tips, memory.arender_tips, names, max_tokens=max_tokens, scope=scope
+    )
     if task:
-        extra = yield twin(memory.approaches, "render_best_practices", task, scope=scope)
+        extra = yield twin(
+            memory.approaches.render_best_practices,
+            memory.approaches.arender_best_practices,
+            task,
+            scope=scope,
+        )
         section = "\n\n".join(s for s in (section, extra) if s)
     return cast(str, section)
 
@@ -155,7 +162,7 @@ class ProceduralMiddleware(AgentMiddleware):
     # -- recording ---------------------------------------------------------------
 
     def _tool_call_core(
-        self, request: ToolCallRequest, call: Callable[[ToolCallRequest], Call]
+        self, request: ToolCallRequest, call: Callable[[ToolCallRequest], Call[Any]]
     ) -> Core[Any]:
         make = partial(_recorder_for_request, self.memory, request, self.task_type_key)
         return run_and_record(make, call(request))
@@ -193,7 +200,7 @@ class ProceduralMiddleware(AgentMiddleware):
         )
 
     def _model_call_core(
-        self, request: ModelRequest, call: Callable[[ModelRequest], Call]
+        self, request: ModelRequest, call: Callable[[ModelRequest], Call[Any]]
     ) -> Core[Any]:
         if self.inject_tips:
             scope = self._scope(request)

@@ -116,7 +116,7 @@ class RecordedTool(BaseTool):
     def _run_core(
         self, tool_input: str | dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Core[Any]:
-        step = twin(self.tool, "run", tool_input, *args, **kwargs)
+        step = twin(self.tool.run, self.tool.arun, tool_input, *args, **kwargs)
         return run_and_record(partial(self._recorder, tool_input, kwargs), step)
 
     def run(self, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:

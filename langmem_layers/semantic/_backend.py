@@ -51,7 +51,7 @@ def get_many(store: BaseStore, ns: tuple[str, ...], keys: Sequence[str]) -> Core
     """The items (or ``None``) at ``keys`` of ``ns``, in one round trip."""
     if not keys:
         return {}
-    found = yield store_call(store, "batch", [GetOp(ns, k) for k in keys])
+    found = yield store_call(store.batch, store.abatch, [GetOp(ns, k) for k in keys])
     return dict(zip(keys, found, strict=True))
 
 
@@ -66,8 +66,8 @@ def write(
         return
     ttl = (store.ttl_config or {}).get("default_ttl")
     yield store_call(
-        store,
-        "batch",
+        store.batch,
+        store.abatch,
         [
             PutOp(ns, key, None) if value is None else PutOp(ns, key, value, False, ttl)
             for ns, key, value in ops

@@ -81,5 +81,12 @@ class NearDuplicates:
             return None
         texts = self._missing(update, cands)
         if texts:
-            self._remember(texts, (yield twin(self.embeddings, "embed_documents", texts)))
+            self._remember(
+                texts,
+                (
+                    yield twin(
+                        self.embeddings.embed_documents, self.embeddings.aembed_documents, texts
+                    )
+                ),
+            )
         return self._best(update.value, cands)

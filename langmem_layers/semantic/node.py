@@ -38,7 +38,9 @@ logger = logging.getLogger("langmem_layers.semantic")
 _NO_THREAD = "_"
 
 
-def _extract_step(extractor: ProfileExtractor, profile: Profile, batch: list[BaseMessage]) -> Call:
+def _extract_step(
+    extractor: ProfileExtractor, profile: Profile, batch: list[BaseMessage]
+) -> Call[Any]:
     """``extract`` / ``aextract``; an extractor without ``aextract`` runs in a worker thread."""
     return Call(extractor.extract, getattr(extractor, "aextract", None), (profile, batch))
 
@@ -281,7 +283,7 @@ class ProfileUpdater:
         # the model's backlog survives a failed store write (the batch is tried again)
         value.update({k: v for k, v in prior.items() if k.startswith("model_")})
         ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
-        yield store_call(profiles.store, "put", ns, key, value, index=False)
+        yield store_call(profiles.store.put, profiles.store.aput, ns, key, value, index=False)
 
     def _run_batch(
         self,
@@ -424,7 +426,7 @@ class ProfileUpdater:
             else:
                 value.update(model_pending=True, model_after=after, model_failures=failures)
         ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
-        yield store_call(profiles.store, "put", ns, key, value, index=False)
+        yield store_call(profiles.store.put, profiles.store.aput, ns, key, value, index=False)
         return records
 
     def _claim(self, claim: tuple[str, str]) -> bool:
@@ -502,7 +504,7 @@ class ProfileUpdater:
     ) -> Core[list[HistoryRecord] | None]:
         profiles = self._bound(store)
         ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
-        item = yield store_call(profiles.store, "get", ns, key)
+        item = yield store_call(profiles.store.get, profiles.store.aget, ns, key)
         prior = dict(item.value) if item else {}
         batch = self._due(messages, prior, force)
         if batch is None:

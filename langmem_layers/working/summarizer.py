@@ -364,7 +364,7 @@ class LLMSummarizer:
 
 def _summarize_step(
     summarizer: Summarizer, previous_summary: str, messages: Sequence[BaseMessage]
-) -> Call:
+) -> Call[Any]:
     """A core step running ``summarizer``: ``summarize`` when sync, ``asummarize`` when async.
 
     A custom summarizer without ``asummarize`` runs ``summarize`` in a worker

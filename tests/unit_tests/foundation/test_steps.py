@@ -20,13 +20,14 @@ from langmem_layers._core.steps import (
     node,
     run,
     store_call,
+    sync_only,
     twin,
 )
 from langmem_layers.identity import current_runtime
 
 
 class SyncOnly:
-    """Mimics SqliteStore: async methods exist but only raise."""
+    """Looks like SqliteStore (async methods that only raise), but is no LangGraph backend."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -37,13 +38,6 @@ class SyncOnly:
 
     async def aget(self, key: str) -> str:
         raise NotImplementedError("use the async class")
-
-    def list(self) -> Any:
-        return iter([1, 2, 3])
-
-    async def alist(self) -> Any:
-        for i in (1, 2, 3):
-            yield i
 
 
 class Both:
@@ -58,10 +52,17 @@ class Both:
         self.used.append("async")
         return key
 
+    def list(self) -> Any:
+        return iter([1, 2, 3])
+
+    async def alist(self) -> Any:
+        for i in (1, 2, 3):
+            yield i
+
 
 def _core(target: Any) -> Core[list[Any]]:
-    a = yield store_call(target, "get", "x")
-    b = yield collect(target, "list") if hasattr(target, "list") else blocking(lambda: [])
+    a = yield store_call(target.get, target.aget, "x")
+    b = yield collect(target.list, target.alist)
     try:
         yield blocking(_boom)
     except ValueError as e:
@@ -74,22 +75,47 @@ def _boom() -> None:
 
 
 def test_same_result_sync_and_async() -> None:
-    target = SyncOnly()
-    assert run(_core(target)) == ["X", [1, 2, 3], "boom"]
-    assert asyncio.run(arun(_core(target))) == ["X", [1, 2, 3], "boom"]
-
-
-def test_async_falls_back_to_a_worker_thread_for_sync_only_backends() -> None:
-    target = SyncOnly()
-    asyncio.run(arun(_core(target)))
-    assert target.calls and not target.calls[0].endswith(":MainThread")
-
-
-def test_async_uses_the_async_method_when_it_exists() -> None:
     target = Both()
-    run(_core(target))
-    asyncio.run(arun(_core(target)))
+    assert run(_core(target)) == ["x", [1, 2, 3], "boom"]
+    assert asyncio.run(arun(_core(target))) == ["x", [1, 2, 3], "boom"]
     assert target.used == ["sync", "async"]
+
+
+def test_sync_only_langgraph_backends_run_in_a_worker_thread(tmp_path: Any) -> None:
+    """SqliteStore refuses async calls on purpose: the adapter runs its sync methods off-loop."""
+    from langgraph.store.sqlite import SqliteStore
+
+    with SqliteStore.from_conn_string(str(tmp_path / "s.db")) as store:
+        store.setup()
+        _check_sync_only_store(store)
+
+
+def _check_sync_only_store(store: Any) -> None:
+    assert sync_only(store)
+    step = store_call(store.put, store.aput, ("ns",), "k", {"v": 1})
+    assert step.async_ is None  # the adapter: sync method, in a worker thread under arun
+
+    def core() -> Core[Any]:
+        yield store_call(store.put, store.aput, ("ns",), "k", {"v": 1})
+        found = yield store_call(store.search, store.asearch, ("ns",))
+        seen = yield store_call(store.list_namespaces, store.alist_namespaces)
+        return [it.value for it in found], seen
+
+    assert asyncio.run(arun(core())) == ([{"v": 1}], [("ns",)])
+
+
+def test_other_backends_not_implemented_error_is_not_swallowed() -> None:
+    """Only the named sync-only classes are adapted: any other refusal reaches the caller."""
+    target = SyncOnly()
+    assert not sync_only(target)
+
+    def core() -> Core[str]:
+        value: str = yield store_call(target.get, target.aget, "x")
+        return value
+
+    assert run(core()) == "X"
+    with pytest.raises(NotImplementedError, match="use the async class"):
+        asyncio.run(arun(core()))
 
 
 def test_not_implemented_propagates_without_fallback() -> None:
@@ -135,8 +161,8 @@ def test_twin_and_gather() -> None:
     target = Both()
 
     def core() -> Core[list[Any]]:
-        one = yield twin(target, "get", "a")
-        many = yield gather_calls([twin(target, "get", "b"), blocking(lambda: "c")])
+        one = yield twin(target.get, target.aget, "a")
+        many = yield gather_calls([twin(target.get, target.aget, "b"), blocking(lambda: "c")])
         return [one, *many]
 
     assert run(core()) == ["a", "b", "c"]
@@ -152,8 +178,8 @@ class S(TypedDict, total=False):
 def test_node_runs_one_core_under_invoke_and_ainvoke() -> None:
     def core(state: Any, config: Any) -> Core[dict[str, Any]]:
         store = current_runtime().store
-        yield store_call(store, "put", ("ns",), "k", {"n": state["n"] + 1})
-        item = yield store_call(store, "get", ("ns",), "k")
+        yield store_call(store.put, store.aput, ("ns",), "k", {"n": state["n"] + 1})
+        item = yield store_call(store.get, store.aget, ("ns",), "k")
         return {"n": item.value["n"], "user": current_runtime().context["user_id"]}
 
     builder = StateGraph(S)
