@@ -292,10 +292,16 @@ class _MemoryGraphBuilder(StateGraph[Any, Any, Any, Any]):
     """``StateGraph`` whose ``compile`` returns an :class:`_OwnedThreadGraph`."""
 
     def compile(self, *args: Any, **kwargs: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
-        """Compile as ``StateGraph.compile`` does; runs then check the thread's owner first."""
+        """Compile as ``StateGraph.compile`` does; runs then check the thread's owner first.
+
+        The owner-checking graph is built by the compiled graph's own constructor from
+        its attributes, exactly as LangGraph's public ``Pregel.copy`` (and so
+        ``with_config``) rebuilds a graph; nothing is patched or set on an object
+        LangGraph made, and copies keep the check.
+        """
         compiled = super().compile(*args, **kwargs)
-        compiled.__class__ = _OwnedThreadGraph
-        return compiled
+        attrs = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
+        return _OwnedThreadGraph(**attrs)
 
 
 # ------------------------------------------------------------------- the graph
