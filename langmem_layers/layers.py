@@ -24,7 +24,7 @@ from langchain_core.runnables import Runnable
 
 from langmem_layers._core.background import Background
 from langmem_layers._core.llm import MemoryModel
-from langmem_layers._core.steps import Call, Core, arun, run, twin
+from langmem_layers._core.steps import Core, arun, run, twin
 from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import CacheOptions, EpisodeStore, WritePolicy, create_recall_node
 from langmem_layers.errors import ConfigurationError
@@ -247,7 +247,7 @@ class MemoryLayers:
         yield twin(self.updater.flush, self.updater.aflush)
         yield twin(self.procedural.flush, self.procedural.aflush)
         yield twin(self.episodes.flush, self.episodes.aflush)
-        yield Call(self.background.flush, self.background.aflush, ())
+        yield twin(self.background.flush, self.background.aflush)
 
     def flush(self) -> None:
         """Wait for background profile extraction, then write queued tool outcomes and recalls.
