@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -199,3 +199,24 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of llama.cpp's server (SmolLM2-135M) for the whole test session."""
     with running_llama_server(tmp_path_factory.mktemp("llama") / "server.log") as url:
         yield url
+
+
+@pytest.fixture
+def http_client(chroma_server: tuple[str, int]) -> Any:
+    """A ``chromadb.HttpClient`` on the test's Chroma server, once it answers."""
+    import chromadb
+    from chromadb.config import Settings
+
+    host, port = chroma_server
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            client = chromadb.HttpClient(
+                host=host, port=port, settings=Settings(anonymized_telemetry=False)
+            )
+            client.heartbeat()
+            return client
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)

@@ -21,26 +21,6 @@ from langmem_layers.testing import DeterministicEmbeddings
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def http_client(chroma_server: tuple[str, int]) -> Any:
-    import chromadb
-    from chromadb.config import Settings
-
-    host, port = chroma_server
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            client = chromadb.HttpClient(
-                host=host, port=port, settings=Settings(anonymized_telemetry=False)
-            )
-            client.heartbeat()
-            return client
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.3)
-
-
 def test_store_retrieve_forget_over_http(http_client: Any) -> None:
     name = f"episodic_http_{time.time_ns()}"
     store = EpisodeStore(http_client, embeddings=DeterministicEmbeddings(), collection_name=name)

@@ -17,26 +17,6 @@ from langmem_layers.testing import DeterministicEmbeddings
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def http_client(chroma_server: tuple[str, int]) -> Any:
-    import chromadb
-    from chromadb.config import Settings
-
-    host, port = chroma_server
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            client = chromadb.HttpClient(
-                host=host, port=port, settings=Settings(anonymized_telemetry=False)
-            )
-            client.heartbeat()
-            return client
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.3)
-
-
 def _session(pet: str) -> list[Any]:
     return [
         HumanMessage(f"My dog is called {pet} and we walk by the river."),
