@@ -59,7 +59,7 @@ class MemoryLayers:
             ``redaction=config.redaction, caps=config.caps``).
         model: The chat model the layers call for window summaries, profile
             extraction and archive decisions (not the agent's model); default
-            :func:`~langmem_layers.resolve_chat_model`, offline fallbacks without one.
+            :func:`~langmem_layers.storage.resolve_chat_model`, offline fallbacks without one.
             Its calls are bounded by ``config.model_timeout_s``, guarded by one
             circuit per endpoint and sent in OpenAI's strict schema subset (see the
             README's "Using a real or local model").

@@ -314,7 +314,7 @@ class EpisodeStore:
 
         Args:
             user_id: The owner, matched exactly (surrounding whitespace stripped, as
-                everywhere: :func:`~langmem_layers.normalize_user_id`); required.
+                everywhere: :func:`~langmem_layers.identity.normalize_user_id`); required.
             kind: ``"episode"`` (summary, key facts and outcomes of a session) or
                 ``"turn"`` (one raw message).
 

@@ -145,7 +145,7 @@ def scope_filter(user_id: str, kind: Literal["episode", "turn"] = "episode") -> 
 
     Args:
         user_id: The owner; the one identity rule applies
-            (:func:`~langmem_layers.normalize_user_id`: surrounding whitespace stripped,
+            (:func:`~langmem_layers.identity.normalize_user_id`: surrounding whitespace stripped,
             everything else matched literally, never as a pattern).
         kind: ``"episode"`` (summaries, key facts, outcomes) or ``"turn"`` (raw messages).
 

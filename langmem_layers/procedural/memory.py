@@ -52,7 +52,7 @@ class ProceduralMemory:
     (success rates, failure patterns, approach rankings) are computed from the
     logs when read, so concurrent writers never race on a counter. Secrets are
     redacted before anything is queued. Each call's user, agent, run and store
-    come from ``scope`` (a :class:`~langmem_layers.RunScope`; ``user_id=`` is a
+    come from ``scope`` (a :class:`~langmem_layers.identity.RunScope`; ``user_id=`` is a
     shorthand), else from the running graph.
 
     Each record is written before :meth:`record` returns (``durability="write-through"``,

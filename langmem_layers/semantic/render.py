@@ -112,7 +112,7 @@ def create_profile_injection_node(
     """A node (sync and async) that writes the rendered profile to ``state[output_key]``.
 
     The user comes from ``Runtime.context`` / ``config["configurable"]``
-    (:func:`~langmem_layers.resolve_identity`); the store is the one of
+    (:func:`~langmem_layers.identity.resolve_identity`); the store is the one of
     ``profiles`` or else the graph's store.
 
     Example:

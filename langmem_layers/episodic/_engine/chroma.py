@@ -24,7 +24,10 @@ __all__ = [
 
 
 def require_user(user_id: str | None) -> str:
-    """``user_id`` through the one identity rule (:func:`~langmem_layers.normalize_user_id`)."""
+    """``user_id`` under the one identity rule (:func:`~langmem_layers.identity.normalize_user_id`).
+
+    A missing or blank id is a ``MissingUserIdError`` naming episodic memory.
+    """
     try:
         return normalize_user_id(user_id)
     except MissingUserIdError:
