@@ -14,8 +14,8 @@ the other (``concise answers`` vs ``concise answers with code examples``).
 Keys of key->value fields are not compared (models name them freely), but a
 stale value left under another key counts as a false positive. "any field"
 ignores the field too. "must-not-store" counts dialogues labelled joke /
-hypothetical / question / third-party where something was stored that is not in
-the expected profile. "superseded kept current" counts labelled old values
+hypothetical / question / third-party / no-fact where something was stored that is
+not in the expected profile. "superseded kept current" counts labelled old values
 still current at the end.
 """
 
@@ -49,7 +49,11 @@ from langmem_layers.semantic._normalize import normalize_text
 DEFAULT_DATA = PROFILE_DATA / "dialogues.jsonl"
 #: written after the offline extractor's rules were frozen; never used to tune them
 HOLDOUT_DATA = PROFILE_DATA / "holdout.jsonl"
-NEGATIVE_TAGS = {"joke", "hypothetical", "question", "third-party"}
+#: one-message phrasings of names, jobs and employers (half), questions and "I'm <adjective>"
+#: (half), English and Chinese; written after the name/job/question rules, never used to tune
+#: them: ``python -m bench profile --data bench/data/profile_phrasing.jsonl``
+PHRASING_DATA = Path(__file__).resolve().parent / "data" / "profile_phrasing.jsonl"
+NEGATIVE_TAGS = {"joke", "hypothetical", "question", "third-party", "no-fact"}
 
 
 def load_dialogues(path: Path = DEFAULT_DATA) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from langmem_layers._core.text import CJK_IDEOGRAPHS, has_cjk
+from langmem_layers._core.text import CJK_IDEOGRAPHS, STOP_WORDS_ZH, has_cjk
 from langmem_layers.semantic import _lexicon as lexicon
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
@@ -24,7 +24,7 @@ _TAIL = re.compile(
     r"every day|daily|a lot|very much|so much|mostly|mainly|instead|anymore|already|"
     r"for work|at home|right now|full[- ]time|today|yesterday|recently|lately|"
     r"last (?:week|month|year|quarter)|this (?:week|month|year|quarter)|"
-    r"\w+ (?:days|weeks|months|years) ago))+$",
+    r"by (?:trade|profession|training)|\w+ (?:days|weeks|months|years) ago))+$",
     re.IGNORECASE,
 )
 _ZH_TAIL = re.compile(
@@ -33,6 +33,8 @@ _ZH_TAIL = re.compile(
 _EN_CLAUSE = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:i|we|my|our)\b)|,\s*but\s+", re.I)
 _SPLIT = re.compile(r"\s*(?:,|，|、|\band\b|\bplus\b|和|及|与|跟|以及|&)\s*", re.IGNORECASE)
 _PRONOUN = re.compile(r"^(?:it|that|this|them|you|your|these|those|him|her|what|how|why)\b", re.I)
+# a verb where a value should be ("what I like is tea" read as "I like ...")
+_NO_VALUE = re.compile(r"^(?:is|are|was|were|am|be)\b", re.I)
 _IMPORTANCE = {
     "context": 0.8,
     "tech_stack": 0.8,
@@ -80,7 +82,9 @@ class SentenceUpdates:
     def add(
         self, field: str, value: str, *, key: str | None = None, replaces: str | None = None
     ) -> None:
-        if not value or len(value) > 60 or _PRONOUN.match(value):
+        if not value or len(value) > 60 or _NO_VALUE.match(value):
+            return
+        if _PRONOUN.match(value) and not value.isupper():  # "it", not "IT"
             return
         kind: MergePolicy = (
             "accumulate" if field in ("skills", "interests", "facts") else "overwrite"
@@ -141,15 +145,129 @@ def _pref_key(value: str) -> str:
 
 
 def _role_en(value: str) -> str | None:
+    """``value`` if it names a job: its last word is a job noun, no judgement before it.
+
+    "a good cook", "a terrible driver", "a former teacher" and "an aspiring writer"
+    say how well one does something, or that it is not the current job.
+    """
     words = normalize_text(value).split()
-    if words and words[-1].rstrip("s") in lexicon.ROLE_WORDS and len(words) <= 4:
+    if not words or len(words) > 4 or lexicon.NOT_JOB_MODIFIERS & set(words[:-1]):
+        return None
+    last = words[-1]
+    if last in lexicon.ROLE_WORDS or (last.endswith("s") and last[:-1] in lexicon.ROLE_WORDS):
         return value
     return None
 
 
+def _role_at(text: str, *, check: bool = True) -> tuple[str | None, str | None]:
+    """``(role, employer)`` of "data engineer at Acme" / "consultant with Deloitte".
+
+    The employer is a proper name (capitalised) after "at", "for" or "with": "a
+    nurse at night", "a developer with ten years of experience" name none. A role
+    "of" something keeps the role ("the CTO of Acme" -> CTO). ``check=False`` takes
+    the role as said (after "I work as").
+    """
+    m = re.match(r"(.+?)\s+(?:at|for|with)\s+(.+)$", text, re.I)
+    head = m.group(1) if m else text
+    if check:
+        role = _role_en(_clean(head)) or _role_en(_clean(re.sub(r"\s+of\s.*$", "", head)))
+    else:
+        role = _clean(head) or None
+    employer = _clean(m.group(2)) if m and role else ""
+    if not re.match(r"[A-Z]", employer) or employer.lower() in lexicon.NOT_NAMES_EN:
+        employer = ""
+    return role, employer or None
+
+
+_NAME_WORD = re.compile(r"^[^\W\d_]+(?:['-][^\W\d_]+)*$")
+
+
+def name_en(raw: str, *, strict: bool) -> str | None:
+    """The name a user gives ("Bob", "Priya Sharma"), or None if it is no name.
+
+    A name is one to three words of letters ("O'Brien", "Jean-Luc"), none a
+    common word ("tired", "later", "fine"), a nationality or creed ("Canadian"),
+    a technology, or a possessive; it never starts with an article ("call me a
+    taxi"). ``strict`` (after "I'm" or "call me", where most words are no name)
+    wants every word capitalised and not in capitals ("I'm OK"); otherwise ("my
+    name is bob") a lower-case name is capitalised.
+    """
+    t = raw.strip().strip("\"'`“”‘’").strip()
+    if re.match(r"(?:a|an|the|my|our|your|his|her|their|this|that|some)\s", t, re.I):
+        return None
+    t = re.split(r"\s*(?:[,;:()!?。，！？]|—|--| - )", t)[0]
+    t = re.sub(r"[.!?]+$", "", t).strip()
+    t = re.sub(r"\s+(?:from|and|but|here|by the way|btw|though|again)\b.*$", "", t, flags=re.I)
+    t = _TAIL.sub("", t).strip()
+    words = t.split()
+    if not 1 <= len(words) <= 3 or lexicon.tech(t):
+        return None
+    for w in words:
+        low = w.lower()
+        if len(w) < 2 or not _NAME_WORD.match(w) or low in lexicon.NOT_NAMES_EN:
+            return None
+        if low.endswith("'s"):  # "I'm Bob's dad"
+            return None
+        if lexicon.DEMONYMS_EN & {low, *low.split("-")}:  # "Canadian", "Mexican-American"
+            return None
+        if strict and (not w[0].isupper() or (len(w) > 1 and w.isupper())):
+            return None
+        if not strict and w.islower() and low.endswith(("ing", "ed")):
+            return None  # "my name is spelled ..."
+    return " ".join(w[0].upper() + w[1:] if w.islower() else w for w in words)
+
+
+_ASKS = re.compile(r"[?？][\s\"'”’)\]」』!！?？~…]*$")
+_COMMA = re.compile(r"[,，]")
+
+
+def _asks(part: str, *, first: bool) -> bool:
+    """Whether one comma-separated part of a sentence opens a question."""
+    if has_cjk(part):
+        body = re.sub(r"[。！？!?.；;~\s]+$", "", part)
+        back = not first and lexicon.ASK_BACK_ZH.search(body)
+        return bool(back or lexicon.QUESTION_ZH.search(body))
+    plain = _FILLER.sub("", part.strip().replace("’", "'")).strip()
+    return bool(lexicon.QUESTION_EN.match(re.sub(r"[.!?？\s]+$", "", plain)))
+
+
+def statement_part(sentence: str) -> str:
+    """What a sentence states: "" for a question, else the part before a question.
+
+    A question states nothing about the user ("what do I like to drink?", "do I
+    like coffee", "我喜欢喝什么"), with or without its question mark. A sentence
+    may state something, then ask after a comma ("I'm Bob, what's your name?",
+    "我用Python，你呢？"): the part before the first part that opens a question
+    is kept. A question mark with no part that asks on its own makes the whole
+    sentence a question ("I use Vim, right?", "我是程序员，对吧？").
+
+    Example:
+        >>> from langmem_layers.semantic._rules import statement_part
+        >>> statement_part("What do I like to drink"), statement_part("我是做什么的?")
+        ('', '')
+        >>> statement_part("I'm Bob, what's your name?"), statement_part("我叫小明，你呢？")
+        ("I'm Bob", '我叫小明')
+        >>> statement_part("I use Vim, right?"), statement_part("I use Vim.")
+        ('', 'I use Vim.')
+
+    """
+    s = sentence.strip()
+    start = 0
+    for m in [*_COMMA.finditer(s), None]:
+        end = m.start() if m else len(s)
+        if _asks(s[start:end], first=not start):
+            return s[:start].rstrip(" ,，") if start else ""
+        if m:
+            start = m.end()
+    return "" if _ASKS.search(s) else s
+
+
 def extract_en(sentence: str, out: SentenceUpdates) -> None:
-    """Read an English sentence clause by clause ("..., and I live in X" is two)."""
-    for clause in _EN_CLAUSE.split(sentence):
+    """Read an English sentence clause by clause ("..., and I live in X" is two).
+
+    A typographic apostrophe (``I’m``, as phone keyboards type it) reads as ``'``.
+    """
+    for clause in _EN_CLAUSE.split(sentence.replace("’", "'")):
         if clause and clause.strip():
             _en_clause(clause, out)
 
@@ -158,10 +276,12 @@ def _en_clause(s: str, out: SentenceUpdates) -> None:
     """Apply the first English rule group that recognises the clause.
 
     Fillers ("actually, ...") are dropped first; "I'd rather" reads as "I prefer";
-    a hypothetical or negated clause is skipped. Within and across the groups
-    the order matters: the first pattern that matches decides.
+    a question, a hypothetical or a negated clause is skipped. Within and across
+    the groups the order matters: the first pattern that matches decides.
     """
     s = _FILLER.sub("", s.strip()).strip()
+    if lexicon.QUESTION_EN.match(s):
+        return
     s = re.sub(r"\b(?:i'd|i would) rather\b", "i prefer", s, flags=re.I)
     if lexicon.HYPOTHETICAL_EN.search(s) or lexicon.NEGATION_EN.search(s):
         return
@@ -200,17 +320,30 @@ def _en_switch(s: str, out: SentenceUpdates) -> bool:
 
 
 def _en_attributes(s: str, out: SentenceUpdates) -> bool:
-    """Attributes: "my name is X" / "call me X", "my favourite X is Y", "my X is Y"."""
+    """Attributes: "my name is X" / "call me X", "my favourite X is Y", "my X is Y".
+
+    A name must look like one (:func:`name_en`; "call me later" names nobody), a
+    job like a job ("my job is stressful" is none).
+    """
     if m := re.search(r"\bmy (?:name is|name's) (.+)$|\bcall me (.+)$", s, re.I):
-        out.add("context", _clean(m.group(1) or m.group(2)), key="name")
+        name = name_en(m.group(1) or m.group(2), strict=m.group(1) is None)
+        if name:
+            out.add("context", name, key="name")
         return True
     if m := re.search(r"\bmy (?:favou?rite|preferred) (.+?) (?:is|are) (.+)$", s, re.I):
         out.add("preferences", _clean(m.group(2)), key=normalize_key(m.group(1)))
         return True
     if m := re.search(r"\bmy ([a-z' ]{2,30}?) (?:is|are|'s) (?:now )?(.+)$", s, re.I):
         attr, value = m.group(1).strip().lower(), _clean(m.group(2))
-        if attr in lexicon.CONTEXT_KEYS:
-            out.add("context", value, key=lexicon.CONTEXT_KEYS[attr])
+        key = lexicon.CONTEXT_KEYS.get(attr)
+        if key == "name":
+            if name := name_en(m.group(2), strict=False):
+                out.add("context", name, key="name")
+        elif key == "role":
+            if role := _role_en(value):
+                out.add("context", role, key="role")
+        elif key:
+            out.add("context", value, key=key)
         elif attr in lexicon.TECH_SLOTS:
             found = lexicon.tech(value)
             out.add("tech_stack", found[0] if found else value, key=lexicon.TECH_SLOTS[attr])
@@ -221,14 +354,19 @@ def _en_attributes(s: str, out: SentenceUpdates) -> bool:
 
 
 def _en_context(s: str, out: SentenceUpdates) -> bool:
-    """Role, employer, an allergy, the reply language, "we're an X shop", home."""
-    if m := re.search(r"\bi work as (.+)$", s, re.I):
-        out.add("context", _clean(m.group(1)), key="role")
+    """Role (and employer), an allergy, the reply language, "we're an X shop", home.
+
+    "I work as X" takes X as the role; "I'm a/an/the X" only when X names a job
+    ("I'm a pilot", not "I'm a bit lost"); both read an employer after it ("I'm a
+    data engineer at Acme").
+    """
+    if m := re.search(r"\bi(?: work|(?:'m| am) (?:working|employed)) as (.+)$", s, re.I):
+        _add_role(out, *_role_at(m.group(1), check=False))
         return True
     if m := re.search(r"\bi(?:'m| am) (?:a|an|the) (.+)$", s, re.I):
-        role = _role_en(_clean(m.group(1)))
+        role, employer = _role_at(m.group(1))
         if role:
-            out.add("context", role, key="role")
+            _add_role(out, role, employer)
             return True
     if m := re.search(r"\bi (?:just |recently )?(?:joined|started at) (.+)$", s, re.I):
         out.add("context", _clean(m.group(1)), key="employer")
@@ -261,6 +399,15 @@ def _en_context(s: str, out: SentenceUpdates) -> bool:
         out.add("context", _clean(m.group(1)), key="location")
         return True
     return False
+
+
+def _add_role(out: SentenceUpdates, role: str | None, employer: str | None) -> None:
+    """The role, and where it is held: a student's school is no employer."""
+    if role:
+        out.add("context", role, key="role")
+    if employer:
+        student = normalize_text(role or "").split()[-1:] in (["student"], ["students"])
+        out.add("context", employer, key="school" if student else "employer")
 
 
 def _en_tools_and_tastes(s: str, out: SentenceUpdates) -> bool:
@@ -329,25 +476,49 @@ def _en_facts(s: str, out: SentenceUpdates) -> bool:
     return False
 
 
+def _en_name(s: str, out: SentenceUpdates) -> bool:
+    """Introductions: "I'm Bob", "I am Priya Sharma", "I'm Bob, a data engineer at Acme".
+
+    Read last, when no other rule took the clause: after "I'm" most words are no
+    name ("I'm tired", "I'm in Paris", "I'm Canadian"), so the name must pass
+    :func:`name_en` strictly (capitalised, not a common word), and "I'm" must
+    open the clause (after a greeting: "Hi, I'm Bob"), as an introduction does
+    ("Sometimes I'm Lazy" introduces nobody). An apposition after a comma may
+    add the role and the employer.
+    """
+    m = re.search(r"(?:^|,\s*)i(?:'m| am) (.+)$", s, re.I)
+    if not m or not (name := name_en(m.group(1), strict=True)):
+        return False
+    out.add("context", name, key="name")
+    if a := re.match(r"[^,]*,\s*(?:a|an|the)\s+(.+)$", m.group(1), re.I):
+        role, employer = _role_at(a.group(1))
+        if role:
+            _add_role(out, role, employer)
+    return True
+
+
 _EN_RULES: tuple[Callable[[str, SentenceUpdates], bool], ...] = (
     _en_switch,
     _en_attributes,
     _en_context,
     _en_tools_and_tastes,
     _en_facts,
+    _en_name,
 )
 
 
 def extract_zh(s: str, out: SentenceUpdates) -> None:
     """Apply the first Chinese rule group that recognises the clause.
 
-    Fillers ("其实", "对了") are dropped; a hypothetical or a question is
-    skipped; a switch ("从 X 迁到 Y") is read before the negation guard, every
-    other rule after it.
+    Fillers ("其实", "对了") are dropped; a hypothetical or a question (a question
+    mark, or a question word: 什么, 吗, 是不是...) is skipped; a switch ("从 X 迁到
+    Y") is read before the negation guard, every other rule after it.
     """
     s = _ZH_FILLER.sub("", s.strip()).strip()
     body = re.sub(r"[。！？!?.，,；;]+$", "", s)
     if lexicon.HYPOTHETICAL_ZH.search(body) or "?" in s or "？" in s:
+        return
+    if lexicon.QUESTION_ZH.search(body):
         return
     if _zh_switch(body, out) or lexicon.NEGATION_ZH.search(body):
         return
@@ -369,7 +540,55 @@ def _zh_switch(body: str, out: SentenceUpdates) -> bool:
 
 
 def _zh_location_or_employer(value: str, out: SentenceUpdates) -> None:
+    value = re.sub(r"^(?:一|某)(?:家|个|所|间)(?=.)", "", value)  # "一家创业公司"
+    if value in lexicon.ZH_GENERIC_PLACES:  # "我在公司工作", "我在家工作": no employer
+        return
     out.add("context", value, key="location" if value in lexicon.ZH_CITIES else "employer")
+
+
+def _clean_role_zh(text: str) -> str:
+    """A Chinese job title as said: punctuation and final particles off, "开发" kept."""
+    t = re.sub(r"[.!?。！？;；,，:：~]+$", "", text.strip().strip("\"'`“”‘’")).strip()
+    return re.sub(r"(?:工作|[了啦呀哦的呢啊])+$", "", t)
+
+
+def _role_zh(value: str) -> str | None:
+    """``value`` if it names a job: a job ending (工程师, 员, 师...), no member noun (会员)."""
+    if value.endswith(lexicon.ZH_ROLE_SUFFIXES) and not value.endswith(lexicon.ZH_NOT_ROLES):
+        return value
+    return None
+
+
+def _trade_zh(value: str) -> str | None:
+    """What one "做 / 搞 / 从事" for a living (销售, 前端): two to eight characters, no particle."""
+    if not 2 <= len(value) <= 8 or STOP_WORDS_ZH & set(value):
+        return None
+    return None if value in lexicon.ZH_NOT_ROLES else value
+
+
+def name_zh(raw: str, *, explicit: bool) -> str | None:
+    """The name after "我叫" / "我的名字是" / "叫我", or None if it is no name.
+
+    A Chinese name is two to four ideographs (a "·" joins a transliterated one),
+    none a particle or pronoun; after "我叫" (which also means "I call / I order":
+    "我叫外卖") it must start with a common surname or 小/老/阿 and not be a
+    kinship or service word (老公, 快递). ``explicit`` ("我的名字是") skips that
+    test. A Latin name ("我叫Bob") is read like an English one, capitalised.
+    """
+    t = re.sub(r"[.!?。！？;；,，~]+$", "", raw.strip().strip("\"'`“”‘’")).strip()
+    t = re.sub(r"(?:就行了?|就好了?|就可以了?|好了|[吧啦呀哦啊了])+$", "", t).strip()
+    if not has_cjk(t):
+        return name_en(t, strict=True)
+    han = t.replace("·", "").replace("•", "")
+    if not re.fullmatch(f"[{CJK_IDEOGRAPHS}]+", han) or STOP_WORDS_ZH & set(han):
+        return None
+    if not (2 <= len(t) <= 4 or ("·" in t and len(t) <= 12)) or t in lexicon.ZH_NOT_NAMES:
+        return None
+    if explicit or t[0] in lexicon.ZH_SURNAMES or t[:2] in lexicon.ZH_SURNAMES:
+        return t
+    if t.startswith(lexicon.ZH_NAME_PREFIXES) and not _role_zh(t):
+        return t
+    return None
 
 
 def _zh_context(body: str, out: SentenceUpdates) -> bool:
@@ -384,8 +603,10 @@ def _zh_context(body: str, out: SentenceUpdates) -> bool:
         elif "搬" in m.group(0):
             out.add("context", new, key="location")
         return True
-    if m := re.search(r"我(?:叫|的名字是|的名字叫|名叫)(.+)$", body):
-        out.add("context", _clean_zh(m.group(1)), key="name")
+    if m := re.search(r"我(叫|的名字是|的名字叫|名叫)(.+)$|^(?:你|您)?(?:可以)?(叫)我(.+)$", body):
+        said = m.group(1) or m.group(3)
+        if name := name_zh(m.group(2) or m.group(4), explicit=said not in ("叫", None)):
+            out.add("context", name, key="name")
         return True
     if m := re.search(r"我最喜欢的(.+?)是(.+)$", body):
         out.add("preferences", _clean_zh(m.group(2)), key=normalize_key(m.group(1)))
@@ -394,17 +615,44 @@ def _zh_context(body: str, out: SentenceUpdates) -> bool:
         rf"(?:我们的|我的|我们|我|^)([{CJK_IDEOGRAPHS}A-Za-z ]{{1,6}}?)是(.+)$", body
     ):
         attr, value = m.group(1).strip(), _clean_zh(m.group(2))
-        if attr in lexicon.CONTEXT_KEYS:
-            out.add("context", value, key=lexicon.CONTEXT_KEYS[attr])
+        key = lexicon.CONTEXT_KEYS.get(attr)
+        if key == "name":
+            if name := name_zh(m.group(2), explicit=True):
+                out.add("context", name, key="name")
+            return True
+        if key == "role":  # "我的工作是老师"; "我的工作是很忙" names no job
+            if role := _role_zh(_clean_role_zh(m.group(2))):
+                out.add("context", role, key="role")
+            return True
+        if key:
+            out.add("context", value, key=key)
             return True
         if attr in lexicon.TECH_SLOTS:
             found = lexicon.tech(value)
             out.add("tech_stack", found[0] if found else value, key=lexicon.TECH_SLOTS[attr])
             return True
-    if m := re.search(r"(?:^|我)(?:其实|现在|目前|也|还)*是(?:一名|一个|一位|个|名)?(.+)$", body):
-        value = _clean_zh(m.group(1))
-        if value.endswith(lexicon.ZH_ROLE_SUFFIXES):
-            out.add("context", value, key="role")
+    return _zh_work(body, out)
+
+
+def _zh_work(body: str, out: SentenceUpdates) -> bool:
+    """Job, workplace, home: "我是(一名)X", "我是做X的", "我做X工作", "我在X当Y", "我住在X"."""
+    lead = r"(?:^|我)(?:其实|现在|目前|也|还|主要)*"
+    if m := re.search(lead + r"是(?:做|搞|干|从事)(.+?)(?:工作|方面|行业)?的$", body):
+        if trade := _trade_zh(m.group(1)):
+            out.add("context", trade, key="role")
+        return True
+    if m := re.search(lead + r"是(?:一名|一个|一位|个|名)?(.+)$", body):
+        if role := _role_zh(_clean_role_zh(m.group(1))):
+            out.add("context", role, key="role")
+        return True
+    if m := re.search(lead + r"(?:一直)?(?:做|从事|搞)(.+?)(?:方面的?|相关的?)?工作", body):
+        if trade := _trade_zh(m.group(1)):
+            out.add("context", trade, key="role")
+        return True
+    m = re.search(r"我(?:现在|目前)?在(.+?)(?:当|做|担任|任)(.+)$", body)
+    if m and (role := _role_zh(_clean_role_zh(m.group(2)))):
+        _zh_location_or_employer(_clean_zh(m.group(1)), out)
+        out.add("context", role, key="role")
         return True
     if m := re.search(r"我(?:现在)?(?:在|于)(.+?)(?:工作|上班|任职)", body):
         _zh_location_or_employer(_clean_zh(m.group(1)), out)

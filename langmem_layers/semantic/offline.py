@@ -12,7 +12,12 @@ from langmem_layers._core.text import has_cjk, message_text, split_sentences
 from langmem_layers.semantic import _lexicon as lexicon
 from langmem_layers.semantic._credentials import screen_updates
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
-from langmem_layers.semantic._rules import SentenceUpdates, extract_en, extract_zh
+from langmem_layers.semantic._rules import (
+    SentenceUpdates,
+    extract_en,
+    extract_zh,
+    statement_part,
+)
 from langmem_layers.semantic.extract import ExtractionResult, ExtractionStats
 from langmem_layers.semantic.schema import ProfileSchema, ProfileUpdate, profile_fields
 from langmem_layers.semantic.types import Profile
@@ -23,10 +28,12 @@ __all__ = ["OfflineProfileExtractor"]
 def _clauses(text: str) -> Iterator[str]:
     """Sentences, with Chinese sentences cut into clauses at commas.
 
-    A Chinese clause with a hypothetical marker ("如果...，我会...") swallows the
-    rest of its sentence.
+    Questions are left out, and of a sentence that states then asks ("I'm Bob,
+    and you?") only the statement is kept (:func:`statement_part`). A Chinese
+    clause with a hypothetical marker ("如果...，我会...") swallows the rest of
+    its sentence.
     """
-    for sent in split_sentences(text):
+    for sent in filter(None, map(statement_part, split_sentences(text))):
         if not has_cjk(sent):
             yield sent
             continue
@@ -70,8 +77,15 @@ class OfflineProfileExtractor:
       ``tech_stack["database"]``; versions overwrite), "我用 / 我们使用 X";
     * "we moved / switched / migrated from X to Y" (Y replaces X), "从 X 迁到 Y";
     * "I prefer X", "my favourite X is Y", "我更喜欢 X", "我最喜欢的 X 是 Y";
-    * "I work as X", "I'm a <role>", "I work at X", "I live in / moved to X",
-      "我是<职位>", "我在 X 工作", "我住在 X", "我搬到 X";
+    * names: "I'm Bob", "my name is X", "call me X", "我叫 X", "我的名字是 X", "叫我 X"
+      (``context["name"]``; a name must look like one: capitalised after "I'm" or
+      "call me", not a common word, a nationality or a technology; after "我叫", a
+      Chinese name starting with a common surname or 小/老/阿);
+    * jobs and employers: "I work as X", "I'm a <job>" (the last word a job noun,
+      no judgement before it: not "a terrible cook"), "I'm a data engineer at
+      Acme", "I work at X", "我是(一名)<职位>", "我是做 X 的", "我做 X 工作",
+      "我在 X 当 Y", "我在 X 工作" (``context["role"]``, ``context["employer"]``);
+    * "I live in / moved to X", "我住在 X", "我搬到 X";
     * "my X is Y" (name, job, city, company, database, editor...), "我的 X 是 Y";
     * "I know / speak / am good at X" (skills), "我会 / 擅长 X";
     * "I like / love / enjoy / am into X" (interests), "我喜欢 X";
@@ -82,9 +96,14 @@ class OfflineProfileExtractor:
     (:func:`~langmem_layers.safety.redaction.is_credential`), and the evidence it
     quotes is redacted.
 
-    It skips questions, negations, hypotheticals and wishes ("if I were...",
-    "I wish", "maybe", "如果我是", "希望"), and a whole message that says
-    "just kidding" / "开玩笑" (or the message right before such a reply).
+    It never stores a question: a sentence that ends with a question mark
+    ("?", "？"), opens as one ("what do I like to drink", "do I like coffee",
+    "tell me where I work") or asks in Chinese (什么, 吗, 哪, 谁, 怎么, 是不是...)
+    yields nothing; of "I'm Bob, what's your name?" or "我是学生，你呢？" only the
+    statement before the question is read. It skips negations, hypotheticals
+    and wishes ("if I were...", "I wish", "maybe", "如果我是", "希望"), and a
+    whole message that says "just kidding" / "开玩笑" (or the message right
+    before such a reply).
 
     What it cannot do: understand context or pronouns ("I use it"), statements
     spread over several sentences, sarcasm without a marker, removals ("I no
@@ -108,6 +127,9 @@ class OfflineProfileExtractor:
         [('database', 'PostgreSQL 16', 'MySQL')]
         >>> ex.extract(Profile("u1"), [HumanMessage("如果我是CEO，我会用Rust")]).updates
         []
+        >>> r = ex.extract(Profile("u1"), [HumanMessage("I'm Bob, a pilot. What do I drink?")])
+        >>> [(u.key, u.value) for u in r.updates]
+        [('name', 'Bob'), ('role', 'pilot')]
 
     """
 
