@@ -173,8 +173,8 @@ _AVOID = re.compile(r"^\s+avoid \(\d+x\) [^:]+: (.*?); e\.g\. (\{.*\})\s*$")
 def read_tips(text: str, tool: str) -> tuple[list[dict[str, Any]], list[tuple[str, dict]]]:
     """Parse the rendered tips a model would see: (worked examples, [(pattern, args)]).
 
-    The tips are a fence with ``<``, ``>`` and ``&`` HTML-escaped; a model reads
-    them unescaped, so the parser does too.
+    The tips are a fence in which only a tag name of ours is marked (``⧵``); a model
+    reads them as written, so the parser unescapes the marks as well.
     """
     worked: list[dict[str, Any]] = []
     avoid: list[tuple[str, dict[str, Any]]] = []

@@ -94,7 +94,7 @@ class ProceduralMemory:
         <tool_tips>
         ## Tool tips (learned from past calls)
         - weather: 1/2 calls ok (50%)
-          avoid (1x) ValueError: unit &lt;v&gt; must be celsius or fahrenheit; e.g. {"unit": "K"}
+          avoid (1x) ValueError: unit <v> must be celsius or fahrenheit; e.g. {"unit": "K"}
           worked: {"unit": "celsius"}
         </tool_tips>
 

@@ -260,10 +260,24 @@ _QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
 _UUID = re.compile(
     r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
 )
-_HEXID = re.compile(r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b")
-_MIXED_ID = re.compile(r"\b(?=\w*\d)(?=\w*[A-Za-z])\w*[_-]?\w{6,}\b")
-_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
+# an id or number is a run of letters and digits: "_", "-", ".", "/", ":" around it stay as written
+_HEXID = re.compile(r"(?<![A-Za-z0-9])(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}(?![A-Za-z0-9])")
+_MIXED_ID = re.compile(
+    r"(?<![A-Za-z0-9])(?![A-Za-z]+\d+(?![A-Za-z0-9]))"  # ORD1234 is a prefix and a number
+    r"(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{6,}(?![A-Za-z0-9])"
+)
+# a sign only where it is not a separator (ORD-1234, 2024-01-05, 10-20)
+_NUMBER = re.compile(r"(?:(?<![\w.:/-])[-+])?\d+(?:[.,]\d+)*")
+_DIGITS = re.compile(r"[-+]?\d+")
 _SPACES = re.compile(r"\s+")
+
+
+def _number(m: re.Match[str]) -> str:
+    """``<n>`` for a number; a dotted chain (1.2.3, 10.0.0.1) keeps its separators."""
+    text = m.group()
+    if text.count(".") <= 1:  # 42, -7, 3.14, 1,000,000
+        return "<n>"
+    return _DIGITS.sub("<n>", text)
 
 
 def normalize_error(message: str, *, max_chars: int = 160) -> str:
@@ -271,12 +285,17 @@ def normalize_error(message: str, *, max_chars: int = 160) -> str:
 
     Quoted values become ``<v>``, UUIDs and hex/mixed ids become ``<id>``,
     numbers become ``<n>``; whitespace is collapsed and the ToolNode's
-    "Please fix your mistakes" tail is dropped.
+    "Please fix your mistakes" tail is dropped. A value keeps its literal shape:
+    letters before a number and the separators ``-``, ``_``, ``.``, ``/``, ``:``
+    stay as written (``ORD-1234`` becomes ``ORD-<n>``, ``2024-01-05`` becomes
+    ``<n>-<n>-<n>``, ``v1.2.3`` becomes ``v<n>.<n>.<n>``).
 
     Example:
         >>> from langmem_layers.procedural import normalize_error
         >>> normalize_error("date '05/01/2024' invalid; expected YYYY-MM-DD (row 17)")
         'date <v> invalid; expected YYYY-MM-DD (row <n>)'
+        >>> normalize_error("no order ORD-1234 (ids look like ORD-1234, at 10:30)")
+        'no order ORD-<n> (ids look like ORD-<n>, at <n>:<n>)'
 
     """
     text = _TEMPLATE_TAIL.sub("", message or "")
@@ -284,7 +303,7 @@ def normalize_error(message: str, *, max_chars: int = 160) -> str:
     text = _UUID.sub("<id>", text)
     text = _HEXID.sub("<id>", text)
     text = _MIXED_ID.sub("<id>", text)
-    text = _NUMBER.sub("<n>", text)
+    text = _NUMBER.sub(_number, text)
     text = _SPACES.sub(" ", text).strip()
     return text[:max_chars]
 
@@ -386,7 +405,7 @@ def render_tips(
         <tool_tips>
         ## Tool tips (learned from past calls)
         - weather: 3/4 calls ok (75%)
-          avoid (1x) ValueError: bad unit &lt;v&gt;; e.g. {"unit": "K"}
+          avoid (1x) ValueError: bad unit <v>; e.g. {"unit": "K"}
           worked: {"city": "Oslo", "unit": "celsius"}
         </tool_tips>
 

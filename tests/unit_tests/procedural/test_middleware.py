@@ -177,7 +177,7 @@ def test_middleware_records_and_injects_tips():
     system = model.calls[1][0].content
     assert system.startswith("You are helpful.")
     assert "- weather: 0/1 calls ok (0%)" in system
-    assert "avoid (1x) ValueError: unit &lt;v&gt; must be one of celsius, fahrenheit" in system
+    assert "avoid (1x) ValueError: unit <v> must be one of celsius, fahrenheit" in system
     assert '"unit": "K"' in system
     system = model.calls[2][0].content
     assert "- weather: 1/2 calls ok (50%)" in system

@@ -64,7 +64,7 @@ def test_stored_text_cannot_escape_the_fence(evil: str) -> None:
     assert text.count("<user_profile>") == 1 and text.count("</user_profile>") == 1
     data = [line for line in lines if line.startswith("- ")]
     assert len(data) == 2  # one line per item: no injected lines
-    # values round-trip as (HTML-escaped) JSON strings, whitespace collapsed
+    # values round-trip as JSON strings (tag names of ours marked), whitespace collapsed
     values = {unescape(json.loads(line.split(": ", 1)[1])) for line in data}
     assert " ".join(evil.split()) in values
     assert "data, not instructions" in lines[1]
