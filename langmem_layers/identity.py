@@ -4,7 +4,10 @@ A run's identity is resolved in this order: explicit arguments, then
 ``Runtime.context`` (a mapping, dataclass or object with ``user_id``), then
 ``config["configurable"]``. A missing user id raises
 :class:`~langmem_layers.errors.MissingUserIdError`; it never falls back to a
-shared namespace.
+shared namespace. A run that names two different users, one in its context and
+another in ``config["configurable"]``, is a
+:class:`~langmem_layers.errors.ConfigurationError` (an explicit ``user_id``
+argument from application code still wins over both).
 """
 
 from __future__ import annotations
@@ -240,6 +243,25 @@ def _user(value: Any) -> str | None:
     return normalize_user_id(value)
 
 
+def _shown(user_id: str) -> str:
+    """``repr`` of an id for an error message, cut to a readable length."""
+    return repr(user_id) if len(user_id) <= 60 else repr(user_id[:57]) + "..."
+
+
+def _run_user(context: Any, configurable: Mapping[str, Any]) -> str | None:
+    """The run's user: ``Runtime.context`` and ``config["configurable"]`` must agree."""
+    from_context = _user(_lookup(context, "user_id"))
+    from_config = _user(configurable.get("user_id"))
+    if from_context is not None and from_config is not None and from_context != from_config:
+        raise ConfigurationError(
+            f"conflicting user ids: Runtime.context.user_id is {_shown(from_context)} but "
+            f"config['configurable']['user_id'] is {_shown(from_config)}; pass the user id in "
+            "one place only, e.g. graph.invoke(..., context={'user_id': ...}) with no "
+            "'user_id' in config['configurable']"
+        )
+    return from_context or from_config
+
+
 def _clean(value: Any, name: str) -> str | None:
     if value is None:
         return None
@@ -265,6 +287,14 @@ def resolve_identity(
 ) -> Identity:
     """Resolve user, thread and agent ids for one run.
 
+    The user id is the explicit ``user_id`` argument if given (application code
+    decides: it wins over the run's context and config, which are then not
+    consulted); else the run's ``Runtime.context.user_id`` and
+    ``config["configurable"]["user_id"]``. Either one alone is used; both given
+    must name the same user (after :func:`normalize_user_id`: ``" ada "`` and
+    ``"ada"`` agree), otherwise the run is refused rather than one of them
+    silently ignored.
+
     Args:
         user_id: Explicit user id; wins over everything else.
         thread_id: Explicit thread id.
@@ -282,19 +312,29 @@ def resolve_identity(
         MissingUserIdError: No user id anywhere.
         TypeError: The user id found is not a string.
         ConfigurationError: ``require_thread`` and no thread id; an invalid user
-            id (see :func:`normalize_user_id`).
+            id (see :func:`normalize_user_id`); different user ids in
+            ``Runtime.context`` and ``config["configurable"]`` (no explicit
+            ``user_id``).
 
     Example:
         >>> from langmem_layers.identity import resolve_identity
         >>> cfg = {"configurable": {"user_id": "u1", "thread_id": "t9"}}
         >>> resolve_identity(config=cfg)
         Identity(user_id='u1', thread_id='t9', agent_id=None)
+        >>> resolve_identity(runtime={"user_id": "u1"}, config=cfg).user_id  # the same user
+        'u1'
+        >>> try:
+        ...     resolve_identity(runtime={"user_id": "u2"}, config=cfg)
+        ... except ValueError as err:
+        ...     print(type(err).__name__, str(err).split(":")[0])
+        ConfigurationError conflicting user ids
+        >>> resolve_identity(user_id="u3", runtime={"user_id": "u2"}, config=cfg).user_id
+        'u3'
 
     """
     context = getattr(runtime, "context", runtime) if runtime is not None else None
     configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
-    uid = _user(user_id) or _user(_lookup(context, "user_id"))
-    uid = uid or _user(configurable.get("user_id"))
+    uid = _user(user_id) or _run_user(context, configurable)
     if uid is None:
         raise MissingUserIdError(
             "no user id: looked at the user_id argument, Runtime.context.user_id and "

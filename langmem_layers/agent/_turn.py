@@ -13,21 +13,32 @@ from langchain_core.messages import BaseMessage
 
 from langmem_layers._core.steps import Call, Core, twin
 from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
-from langmem_layers.errors import LangmemError, ThreadOwnershipError
+from langmem_layers.errors import ConfigurationError, LangmemError, ThreadOwnershipError
 from langmem_layers.identity import Identity, RunScope, normalize_user_id
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.procedural import render_tips
 from langmem_layers.semantic import render_profile
+from langmem_layers.working.node import latest_user_text
 
 logger = logging.getLogger("langmem_layers.episodic")
 
 __all__ = [
+    "EMPTY_MESSAGE",
     "after_turn",
     "check_thread_owner",
+    "check_user_message",
+    "empty_message_refusal",
     "memory_sections",
     "same_user",
     "thread_refusal",
 ]
+
+#: Why a run whose latest user message is empty is refused (reference graph and middleware).
+EMPTY_MESSAGE = (
+    "the latest user message is empty (no text, or only whitespace): the run was refused "
+    "before any model call or memory write, and the message was not kept in the thread; "
+    "send a message with text, e.g. {'messages': [('user', 'hello')]}"
+)
 
 
 def same_user(stored: Any, user_id: str) -> bool:
@@ -57,6 +68,23 @@ def check_thread_owner(owner: Any, user_id: str, thread_id: str | None) -> None:
     refusal = thread_refusal(owner, user_id, thread_id)
     if refusal is not None:
         raise ThreadOwnershipError(refusal)
+
+
+def empty_message_refusal(messages: Sequence[Any]) -> str | None:
+    """:data:`EMPTY_MESSAGE` if the latest user message in ``messages`` is empty, else ``None``.
+
+    "Empty" is :func:`~langmem_layers.working.node.latest_user_text`'s rule (no text, or
+    only whitespace; an image is not empty). No user message at all is not a refusal:
+    a run may carry none (a resume, an update).
+    """
+    return EMPTY_MESSAGE if latest_user_text(messages) == "" else None
+
+
+def check_user_message(messages: Sequence[Any]) -> None:
+    """Raise :class:`~langmem_layers.ConfigurationError` if the latest user message is empty."""
+    refusal = empty_message_refusal(messages)
+    if refusal is not None:
+        raise ConfigurationError(refusal)
 
 
 def after_turn(

@@ -7,10 +7,13 @@
 
 Per invocation:
 
-* ``before_agent`` checks the thread's owner (the first user who wrote to it;
-  another user's run is refused with ``ThreadOwnershipError``, its input removed
-  again, no model call, no memory read or write), then recalls episodes for
-  the latest user message (scoped to the user);
+* ``before_agent`` resolves the user (``Runtime.context`` or
+  ``config["configurable"]``; both given must agree), checks the thread's owner
+  (the first user who wrote to it; another user's run is refused with
+  ``ThreadOwnershipError``) and the latest user message (an empty one is refused
+  with ``ConfigurationError``); a refused run has its input removed again, no
+  model call, no memory read or write. Then it recalls episodes for the latest
+  user message (scoped to the user);
 * ``before_model`` keeps the persisted window within budget (``RemoveMessage``
   plus a running summary, exactly like the reference graph's window node);
 * ``wrap_model_call`` adds the profile, tool tips and recalled episodes to the
@@ -32,10 +35,20 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from langmem_layers._core.steps import Core, arun, invoke, run
-from langmem_layers.agent._turn import after_turn, memory_sections, thread_refusal
+from langmem_layers.agent._turn import (
+    after_turn,
+    empty_message_refusal,
+    memory_sections,
+    thread_refusal,
+)
 from langmem_layers.agent.graph import compose_prompt
 from langmem_layers.episodic import RecalledItem
-from langmem_layers.errors import ConfigurationError, ThreadOwnershipError
+from langmem_layers.errors import (
+    ConfigurationError,
+    LangmemError,
+    MissingUserIdError,
+    ThreadOwnershipError,
+)
 from langmem_layers.identity import Identity, resolve_identity
 from langmem_layers.layers import MemoryLayers
 
@@ -60,9 +73,12 @@ class MemoryMiddlewareState(AgentState):
             wrote to it (set by ``before_agent``; not accepted as input).
         thread_last_id: Id of the thread's last message when its owner's
             last run ended (what follows it is the current run's input).
-        thread_refused: Ids of messages another user sent to this thread;
-            they were removed again and are left out of the session transcript.
+        thread_refused: Ids of the messages of refused runs (another user's, an
+            empty message, conflicting or missing user ids); they were removed
+            again and are left out of the session transcript.
         thread_refusal: Why the current run was refused, if it was.
+        thread_refusal_error: The error the refusal raises, by class name
+            (``None``: ``ThreadOwnershipError``).
 
     """
 
@@ -72,6 +88,13 @@ class MemoryMiddlewareState(AgentState):
     thread_last_id: NotRequired[Annotated[str, OmitFromInput]]
     thread_refused: NotRequired[Annotated[list[str], _extend, OmitFromInput]]
     thread_refusal: NotRequired[Annotated[str | None, OmitFromInput]]
+    thread_refusal_error: NotRequired[Annotated[str | None, OmitFromInput]]
+
+
+#: The errors a refused run raises in ``after_agent`` (``thread_refusal_error``).
+_REFUSAL_ERRORS: dict[str, type[LangmemError]] = {
+    cls.__name__: cls for cls in (ThreadOwnershipError, ConfigurationError, MissingUserIdError)
+}
 
 
 def _config() -> Any:
@@ -100,15 +123,27 @@ def _run_input(state: Mapping[str, Any]) -> list[Any]:
     return messages[ai[-1] + 1 :] if ai else messages
 
 
-def _refuse(state: Mapping[str, Any], refusal: str) -> dict[str, Any]:
+def _refuse(
+    state: Mapping[str, Any], refusal: str, error: type[LangmemError] = ThreadOwnershipError
+) -> dict[str, Any]:
     """Remove the refused run's input again and go straight to the end (``after_agent`` raises)."""
     ids = [m.id for m in _run_input(state) if m.id]
     return {
         "messages": [RemoveMessage(id=i) for i in ids],
         "thread_refused": ids,
         "thread_refusal": refusal,
+        "thread_refusal_error": None if error is ThreadOwnershipError else error.__name__,
         "jump_to": "end",
     }
+
+
+def _refusal_error(state: Mapping[str, Any]) -> LangmemError | None:
+    """The error of a run ``before_agent`` refused, else ``None``."""
+    refusal = state.get("thread_refusal")
+    if not refusal:
+        return None
+    cls = _REFUSAL_ERRORS.get(state.get("thread_refusal_error") or "", ThreadOwnershipError)
+    return cls(refusal)
 
 
 class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
@@ -128,6 +163,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
     that run's input again and jumps to the end, so the model is not called,
     no memory is read or written, and the thread's state is as its owner left
     it (put this middleware before others whose ``before_agent`` reads messages).
+    A run without a user id (:class:`~langmem_layers.MissingUserIdError`), with
+    two different ones in ``Runtime.context`` and ``config["configurable"]``, or
+    whose latest user message is empty (no text, or only whitespace) is refused
+    the same way, with a :class:`~langmem_layers.ConfigurationError` naming the fix.
 
     Session end: ``end_session(agent, thread_id=..., memory=memory)`` archives to
     the thread's owner (``aend_session`` likewise).
@@ -186,17 +225,29 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         return request.override(system_message=prompt[0], messages=prompt[1:])  # type: ignore[arg-type]
 
     def _before_agent(self, state: Any, runtime: Runtime[Any]) -> Core[dict[str, Any]]:
-        ident = _identity(runtime)
+        try:
+            ident = _identity(runtime)
+        except ConfigurationError as e:  # no user id, or two different ones
+            return _refuse(state, str(e), type(e))
         owner = state.get("thread_owner")
         refusal = thread_refusal(owner, ident.user_id, ident.thread_id)
         if refusal is not None:
             return _refuse(state, refusal)
+        empty = empty_message_refusal(_run_input(state))
+        if empty is not None:
+            return _refuse(state, empty, ConfigurationError)
         update = dict((yield invoke(self.memory.recall_node, state, _config())))
-        return {**update, "thread_owner": owner or ident.user_id, "thread_refusal": None}
+        return {
+            **update,
+            "thread_owner": owner or ident.user_id,
+            "thread_refusal": None,
+            "thread_refusal_error": None,
+        }
 
     def _after_agent(self, state: Any, runtime: Runtime[Any]) -> Core[dict[str, Any] | None]:
-        if state.get("thread_refusal"):
-            raise ThreadOwnershipError(state["thread_refusal"])
+        error = _refusal_error(state)
+        if error is not None:
+            raise error
         messages = _messages(state)
         yield from after_turn(self.memory, messages, _identity(runtime))
         return {"thread_last_id": messages[-1].id} if messages and messages[-1].id else None
@@ -204,7 +255,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
     # -- hooks --------------------------------------------------------------
     @hook_config(can_jump_to=["end"])
     def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Check the thread's owner, then recall episodes for the latest user message."""
+        """Check the user, the thread's owner and the message; recall for the latest message."""
         return run(self._before_agent(state, runtime))
 
     @hook_config(can_jump_to=["end"])
@@ -245,8 +296,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Extract the profile every N turns; archive on "remember this" / decisions.
 
-        Raises :class:`~langmem_layers.ThreadOwnershipError` for a run that
-        ``before_agent`` refused.
+        Raises the error of a run that ``before_agent`` refused
+        (:class:`~langmem_layers.ThreadOwnershipError`, or a
+        :class:`~langmem_layers.ConfigurationError` for a missing or conflicting
+        user id or an empty message).
         """
         return run(self._after_agent(state, runtime))
 

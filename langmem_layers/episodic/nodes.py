@@ -3,7 +3,8 @@
 State contract of :func:`create_recall_node`: it reads ``state["messages"]`` and
 writes ``state["recalled_episodes"]``, a list of :class:`RecalledItem` dicts
 (best first) whose ``text`` fields together stay within ``max_tokens``; use
-:func:`render_recalled` to turn them into a prompt section.
+:func:`render_recalled` to turn them into a prompt section. A graph whose state
+lacks either key is refused when it runs (see :func:`create_recall_node`).
 
 Each node and :func:`archive_session` is one core: the sync path calls the sync
 methods, the async path (``graph.ainvoke``, :func:`aarchive_session`) awaits their
@@ -12,17 +13,18 @@ async twins, so it never blocks the event loop.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langgraph.channels import LastValue
 from typing_extensions import TypedDict
 
 from langmem_layers._core.checks import check_messages
 from langmem_layers._core.steps import Core, arun, blocking, node, run, twin
-from langmem_layers._core.text import message_text
 from langmem_layers.episodic._engine.bm25 import format_date
 from langmem_layers.episodic.policy import ArchiveDecision, Reason, WritePolicy
 from langmem_layers.episodic.retriever import EpisodicRetriever
@@ -32,6 +34,7 @@ from langmem_layers.identity import Identity, RunScope, current_runtime, resolve
 from langmem_layers.safety.fences import fence, one_line
 from langmem_layers.semantic.hints import named_fields, profile_hints
 from langmem_layers.storage.tokens import TokenCounter
+from langmem_layers.working.node import latest_user_text
 
 if TYPE_CHECKING:
     from langmem_layers.semantic.store import ProfileStore
@@ -63,8 +66,9 @@ def render_recalled(items: Sequence[Mapping[str, Any]]) -> str:
 
     Each item is one line inside a ``<recalled_memories>`` fence
     (:func:`~langmem_layers.safety.fences.fence`): line breaks in the stored text
-    become ``⏎`` and ``&``, ``<``, ``>`` are HTML-escaped, so a stored turn
-    cannot close the fence, start a new line or forge a header.
+    become ``⏎`` and a tag name of ours gets the mark ``⧵`` after its bracket, so a
+    stored turn cannot close the fence, start a new line or forge a header; the rest
+    reaches the model as written.
 
     Example:
         >>> from langmem_layers.episodic import render_recalled
@@ -87,15 +91,6 @@ def render_recalled(items: Sequence[Mapping[str, Any]]) -> str:
     return fence(
         "recalled_memories", "\n".join(lines), header="Relevant memories from earlier sessions:"
     )
-
-
-def _latest_user_text(messages: Sequence[Any]) -> str:
-    for msg in reversed(messages):
-        if isinstance(msg, BaseMessage) and msg.type == "human":
-            return message_text(msg).strip()
-        if isinstance(msg, Mapping) and msg.get("role") in ("user", "human"):
-            return str(msg.get("content", "")).strip()
-    return ""
 
 
 def _budget(docs: Sequence[Any], counter: TokenCounter, max_tokens: int) -> list[RecalledItem]:
@@ -134,6 +129,71 @@ def _has_store(profiles: ProfileStore) -> bool:
     return True
 
 
+class _UndeclaredKey(LastValue[Any]):
+    """Stands in for a state key the recall node uses but the graph's state does not declare.
+
+    The recall node declares its keys to ``StateGraph.add_node`` as its input schema
+    (the type hint of its ``__call__``). LangGraph adds an input schema's keys to the
+    graph: a key the state already has keeps the state's own channel, and this one
+    is dropped; a key the state lacks gets this channel. So it is part of a compiled
+    graph only when the state lacks the key, and there it refuses every run when
+    LangGraph loads the graph's channels (``from_checkpoint``), before any node runs
+    and before anything is checkpointed. ``add_node`` and ``compile`` give a node no
+    hook of its own, so this is the earliest public point.
+    """
+
+    __slots__ = ()
+    problem: ClassVar[str] = ""
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        """Refuse to run a graph whose state lacks :attr:`key` (see the class docstring)."""
+        raise ConfigurationError(self.problem.format(key=self.key))
+
+
+class _UndeclaredOutput(_UndeclaredKey):
+    __slots__ = ()
+    problem = (
+        "the recall node writes the state key {key!r}, but the graph's state schema has "
+        "no {key!r} key, so LangGraph would drop the recalled episodes without a word: "
+        "add `{key}: list[dict]` to the state (e.g. class State(MessagesState): "
+        "{key}: list[dict]), or pass create_recall_node(..., state_key=...) naming a "
+        "list key the state has"
+    )
+
+
+class _UndeclaredMessages(_UndeclaredKey):
+    __slots__ = ()
+    problem = (
+        "the recall node reads the messages from the state key {key!r}, but the graph's "
+        "state schema has no {key!r} key, so it would never see a user message: add it "
+        "(e.g. StateGraph(MessagesState)), or pass create_recall_node(..., "
+        "messages_key=...) naming the key that holds the messages"
+    )
+
+
+@functools.cache
+def _recall_node_class(messages_key: str, state_key: str) -> type[RunnableLambda[Any, Any]]:
+    """A ``RunnableLambda`` whose ``__call__`` declares the recall node's keys to ``add_node``.
+
+    ``StateGraph.add_node`` infers a callable's input schema from the type hint of
+    its first parameter (for an object: of ``__call__``); a Runnable declares one
+    the same way. The schema names both keys with a :class:`_UndeclaredKey` channel.
+    """
+    fields = {
+        messages_key: Annotated[list[Any], _UndeclaredMessages(list)],
+        state_key: Annotated[list[RecalledItem], _UndeclaredOutput(list)],
+    }
+    schema = cast(Any, TypedDict)("RecallNodeInput", fields, total=False)
+
+    def __call__(self: RunnableLambda[Any, Any], state: Any, config: Any = None) -> Any:
+        """Run the node, as ``invoke`` does."""
+        return self.invoke(state, config)
+
+    __call__.__annotations__ = {"state": schema, "config": Any, "return": dict[str, Any]}
+    namespace = {"__call__": __call__, "__module__": __name__, "__doc__": "The recall node."}
+    return cast(type[RunnableLambda[Any, Any]], type("RecallNode", (RunnableLambda,), namespace))
+
+
 def create_recall_node(
     store: EpisodeStore,
     /,
@@ -148,7 +208,21 @@ def create_recall_node(
     """A node that recalls the current user's memories for the latest user message.
 
     The user comes from ``resolve_identity(runtime=..., config=...)``; a missing
-    id raises :class:`~langmem_layers.errors.MissingUserIdError`.
+    id raises :class:`~langmem_layers.errors.MissingUserIdError`. When the latest
+    user message is empty (no text, or only whitespace) nothing is recalled:
+    ``state_key`` is set to ``[]``.
+
+    Added to your own ``StateGraph``, the node needs both of its keys in the
+    graph's state: ``state_key`` (``recalled_episodes: list[dict]``) and
+    ``messages_key``. LangGraph silently drops a node's update for a key its state
+    does not have, so a graph without them is refused with a
+    :class:`~langmem_layers.errors.ConfigurationError` naming the key and the fix.
+    ``add_node`` and ``compile`` offer a node no hook to check the state, so the
+    error comes at the earliest point LangGraph lets a node see it: when the
+    compiled graph is first run (or drawn, or its state read), before any node
+    runs and before anything is checkpointed. (The node declares its two keys as
+    its input schema; pass ``add_node(..., input_schema=...)`` yourself and the
+    check is yours.)
 
     Args:
         store: The episode store.
@@ -167,6 +241,9 @@ def create_recall_node(
             without a store (none given and none in the running graph) recall
             runs without them. ``MemoryLayers`` passes its own.
 
+    Raises:
+        ConfigurationError: ``max_tokens < 1``; ``state_key`` equal to ``messages_key``.
+
     Example:
         >>> import tempfile
         >>> from langchain_core.messages import HumanMessage
@@ -183,14 +260,19 @@ def create_recall_node(
     """
     if max_tokens < 1:
         raise ConfigurationError(f"max_tokens must be >= 1, got {max_tokens}")
+    if state_key == messages_key:
+        raise ConfigurationError(
+            f"state_key and messages_key are both {state_key!r}: the recalled episodes "
+            "would replace the messages; pass two different state keys"
+        )
     counter = TokenCounter()
     options = dict(retriever_options or {})
 
     def recall(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
         ident = resolve_identity(runtime=current_runtime(), config=config)
         retriever = EpisodicRetriever(store=store, user_id=ident.user_id, k=k, **options)
-        query = _latest_user_text(state.get(messages_key) or [])
-        if not query:
+        query = latest_user_text(state.get(messages_key) or [])
+        if not query:  # no user message, or an empty one: nothing to recall
             return {state_key: []}
         hints: list[str] = []
         if profiles is not None and _has_store(profiles):
@@ -204,7 +286,13 @@ def create_recall_node(
         docs = yield twin(retriever.invoke, retriever.ainvoke, query, hints=hints)
         return {state_key: _budget(docs, counter, max_tokens)}
 
-    return node(recall, name="recall_episodes")
+    def sync(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return run(recall(state, config))
+
+    async def async_(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        return await arun(recall(state, config))
+
+    return _recall_node_class(messages_key, state_key)(sync, afunc=async_, name="recall_episodes")
 
 
 def _session_identity(

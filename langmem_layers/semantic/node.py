@@ -30,6 +30,7 @@ from langmem_layers.semantic.schema import ProfileUpdate
 from langmem_layers.semantic.store import LAYER, ProfileStore
 from langmem_layers.semantic.types import HistoryRecord, Profile
 from langmem_layers.storage.defaults import resolve_chat_model
+from langmem_layers.working.node import latest_user_text
 
 __all__ = ["ProfileUpdater", "create_profile_extraction_node"]
 
@@ -101,7 +102,7 @@ class ProfileUpdater:
             :class:`LLMProfileExtractor` on ``model`` (or on ``ChatOpenAI`` when
             ``OPENAI_API_KEY`` is set), else the :class:`OfflineProfileExtractor`.
         model: A chat model (or a ``MemoryModel``) for the default extractor.
-        every_n_turns: Extract after this many new user messages.
+        every_n_turns: Extract after this many new user messages (empty ones do not count).
         threshold: Importance threshold of the default extractor.
         background: Run extractions without delaying the reply.
         messages_key: State key holding the messages.
@@ -212,7 +213,8 @@ class ProfileUpdater:
         self, messages: Sequence[BaseMessage], cursor: Mapping[str, Any] | None, force: bool
     ) -> list[BaseMessage] | None:
         pending = _pending(messages, (cursor or {}).get("last_id"))
-        turns = sum(1 for m in pending if m.type == "human")
+        # an empty user message (no text) is not a turn: it holds nothing to extract
+        turns = sum(1 for m in pending if m.type == "human" and latest_user_text([m]))
         if turns == 0 or (not force and turns < self.every_n_turns):
             return None
         return pending[-self.max_messages :]
@@ -633,6 +635,8 @@ class ProfileUpdater:
         runtime = current_runtime()
         ident = resolve_identity(runtime=runtime, config=config)
         messages = list(state.get(self.messages_key) or [])
+        if latest_user_text(messages) == "":  # an empty message: nothing to extract now
+            return {}
         yield from self._maybe_update(
             messages,
             ident.user_id,
@@ -644,7 +648,11 @@ class ProfileUpdater:
         return {}
 
     def as_node(self) -> Runnable[Any, Any]:
-        """The updater as a LangGraph node (sync and async); it returns no state update."""
+        """The updater as a LangGraph node (sync and async); it returns no state update.
+
+        A run whose latest user message is empty (no text, or only whitespace)
+        extracts nothing, and an empty message never counts as a user turn.
+        """
         return node(self._node, name="update_profile")
 
 

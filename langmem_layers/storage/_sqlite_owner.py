@@ -7,12 +7,23 @@ writing only when it is:
 * absent, 0 bytes, or a SQLite database with no tables and no application id (new);
 * marked with our application id (ours);
 * unmarked but holding only LangGraph's own tables for that file, each with LangGraph's
-  columns (a folder written by an earlier version of this package; it gets the mark).
+  columns (a folder written by an earlier version of this package; it gets the mark),
+  and, for ``store.sqlite``, only items in this package's own namespaces (a ``prefix``
+  whose first label is ``langmem_layers``, :data:`~langmem_layers.identity.NAMESPACE_ROOT`)
+  or none at all. An unmarked LangGraph store holding another application's items is
+  refused unless the caller opts in (``Storage(path, adopt_foreign_store=True)``: it is
+  then opened and marked as ours).
 
 Anything else belongs to another application: :class:`StorageError`, and the file is
 left byte-identical. The check reads the file with ``immutable=1`` (no lock, no ``-wal``
 or ``-shm`` file created) unless SQLite side files already exist next to it, in which
 case it opens it ``mode=ro`` so that committed data still in the ``-wal`` is seen.
+
+``checkpoints.sqlite`` has no such item check: a checkpoint names no application (the
+root namespace is ``""`` for every graph) and its blobs can be read only by deserialising
+another application's data, so an unmarked file with LangGraph's checkpoint tables is
+still taken for one of an earlier version. Its threads stay guarded by their owner (the
+reference graph and ``MemoryMiddleware`` check it before a run reads a thread).
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from langmem_layers.errors import StorageError
+from langmem_layers.identity import NAMESPACE_ROOT
 
 Kind = Literal["checkpoints", "store", "chroma"]
 
@@ -38,6 +50,17 @@ _FIX = (
     "it was left untouched: pass another folder (Storage(path) or LANGMEM_HOME), "
     "or move the file away"
 )
+_ADOPT = (
+    "it was left untouched: pass another folder (Storage(path) or LANGMEM_HOME), or, to "
+    "share this store with that application, opt in with "
+    "Storage(path, adopt_foreign_store=True) (the file is then marked as this package's)"
+)
+# the first label of a LangGraph SqliteStore ``prefix`` (its namespace joined with ".")
+_ROOTS = (
+    "SELECT CASE WHEN instr(prefix, '.') > 0 THEN substr(prefix, 1, instr(prefix, '.') - 1) "
+    "ELSE prefix END AS root, COUNT(*) FROM store GROUP BY root ORDER BY COUNT(*) DESC, root"
+)
+_SHOWN_ROOTS = 5
 
 
 @functools.cache
@@ -85,12 +108,34 @@ def _is_langgraph_table(kind: Kind, conn: sqlite3.Connection, table: str) -> boo
     return expected is not None and _columns(conn, table) <= expected
 
 
-def needs_marker(file: Path, kind: Kind) -> bool:
+def _foreign_roots(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    """Namespace roots other than ours in a LangGraph ``store`` table, with their item counts."""
+    if "prefix" not in _columns(conn, "store"):  # not LangGraph's layout: nothing is ours
+        count = int(conn.execute("SELECT COUNT(*) FROM store").fetchone()[0])
+        return [("?", count)] if count else []
+    rows = conn.execute(_ROOTS).fetchall()
+    return [(str(root), int(n)) for root, n in rows if root != NAMESPACE_ROOT]
+
+
+def _foreign_items(file: Path, roots: list[tuple[str, int]]) -> StorageError:
+    total = sum(n for _, n in roots)
+    shown = ", ".join(f"{root!r} ({n})" for root, n in roots[:_SHOWN_ROOTS])
+    more = f" and {len(roots) - _SHOWN_ROOTS} more" if len(roots) > _SHOWN_ROOTS else ""
+    return StorageError(
+        f"{file} is an unmarked LangGraph store holding {total} item(s) of another "
+        f"application: namespaces under {shown}{more} (this package writes only under "
+        f"{NAMESPACE_ROOT!r}); {_ADOPT}"
+    )
+
+
+def needs_marker(file: Path, kind: Kind, *, adopt_foreign: bool = False) -> bool:
     """Check that ``file`` (an existing SQLite file) may be opened; True if it lacks our mark.
 
     Args:
         file: The database file (already known to start with the SQLite header).
         kind: Which file of the storage folder it is.
+        adopt_foreign: For ``store``: also accept an unmarked LangGraph store that holds
+            items outside our namespaces (the caller opted in; it gets the mark).
 
     Returns:
         Whether the caller should set ``PRAGMA application_id`` after opening it (new
@@ -100,12 +145,15 @@ def needs_marker(file: Path, kind: Kind) -> bool:
         StorageError: the file belongs to another application (or cannot be read).
 
     """
+    roots: list[tuple[str, int]] = []
     try:
         conn = _read_only(file)
         try:
             app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
             tables = _tables(conn)
             foreign = [t for t in tables if not _is_langgraph_table(kind, conn, t)]
+            if kind == "store" and app_id == 0 and not foreign and "store" in tables:
+                roots = _foreign_roots(conn)
         finally:
             conn.close()
     except sqlite3.DatabaseError as e:
@@ -114,6 +162,8 @@ def needs_marker(file: Path, kind: Kind) -> bool:
         if app_id == 0 and (not tables or set(tables) >= _CHROMA_TABLES):
             return False
         raise StorageError(f"{file} is not a Chroma database (tables: {', '.join(tables)}); {_FIX}")
+    if roots and not adopt_foreign:
+        raise _foreign_items(file, roots)
     if app_id == APPLICATION_ID or (app_id == 0 and not foreign):
         return app_id != APPLICATION_ID
     owner = f"application id {app_id:#010x}" if app_id else f"tables: {', '.join(foreign)}"

@@ -123,7 +123,16 @@ class Storage:
     (sync and async alike) and leaves the file byte-identical. The SQLite files
     this package creates carry ``PRAGMA application_id`` ``0x4C4D4C59``
     (``"LMLY"``); unmarked files holding only LangGraph's own tables (written by
-    earlier versions) are accepted and marked.
+    earlier versions) are accepted and marked, except a ``store.sqlite`` that
+    holds items outside this package's namespaces (``langmem_layers.*``): that
+    is another LangGraph application's store, refused with a
+    :class:`~langmem_layers.errors.StorageError` naming how many of its items
+    and which namespace roots are foreign, and left byte-identical, unless you
+    opt in with ``adopt_foreign_store=True``. The opt-in opens it (its items are
+    then readable through the store) and marks it as this package's, so later
+    opens need no opt-in; without it the file is never opened nor re-stamped.
+    It does not cover files that are not LangGraph stores (their own tables,
+    another application id): those are always refused.
 
     Checkpoints hold the live conversation as it was said (long-term memory is
     redacted, the working memory is not): pass ``encryption_key`` (or set
@@ -138,9 +147,13 @@ class Storage:
         path: The folder; default ``$LANGMEM_HOME`` or ``./.langmem``.
         encryption_key: Key that encrypts the checkpoints; default
             ``$LANGMEM_ENCRYPTION_KEY``; unset or empty: not encrypted.
+        adopt_foreign_store: Open an unmarked ``store.sqlite`` even though it
+            holds another application's items, and mark it as this package's
+            (default ``False``: such a file is refused and left untouched).
 
     Raises:
-        ConfigurationError: the key is not 16, 24 or 32 bytes long.
+        ConfigurationError: the key is not 16, 24 or 32 bytes long;
+            ``adopt_foreign_store`` is not a bool.
 
     Example:
         >>> import tempfile
@@ -163,10 +176,17 @@ class Storage:
         path: str | os.PathLike[str] | None = None,
         *,
         encryption_key: str | bytes | None = None,
+        adopt_foreign_store: bool = False,
     ) -> None:
         raw = path if path is not None else os.environ.get("LANGMEM_HOME") or DEFAULT_STORAGE_DIR
         self.path = Path(raw).expanduser().resolve()
         self._key = _encryption_key(encryption_key)
+        if not isinstance(adopt_foreign_store, bool):
+            raise ConfigurationError(
+                f"adopt_foreign_store must be True or False, got {adopt_foreign_store!r}"
+            )
+        #: Whether an unmarked ``store.sqlite`` of another application may be opened (and marked).
+        self.adopt_foreign_store = adopt_foreign_store
 
     @property
     def encrypted(self) -> bool:
@@ -237,7 +257,7 @@ class Storage:
                 f"{file} is not a SQLite database (corrupt or foreign file); it was left "
                 "untouched: restore it from a backup, or move it away to start afresh"
             )
-        return needs_marker(file, kind)
+        return needs_marker(file, kind, adopt_foreign=self.adopt_foreign_store)
 
     def _prepare(self, file: Path) -> bool:
         """Checks before opening ``file`` (both twins): folder usable, file ours or absent.

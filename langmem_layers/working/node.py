@@ -1,11 +1,13 @@
 """The window node: keeps a thread's ``messages`` + ``summary`` inside a token budget.
 
-See :mod:`langmem_layers.working.window` for the rules of the window.
+See :mod:`langmem_layers.working.window` for the rules of the window. Also home of
+:func:`latest_user_text`, the one rule every memory node and agent uses to tell an
+empty user message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage
@@ -13,8 +15,10 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from langmem_layers._core.steps import Core, node
+from langmem_layers._core.text import message_text
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.storage.tokens import TokenCounter
+from langmem_layers.working._messages import USER_ROLES, is_user
 from langmem_layers.working.summarizer import (
     ExtractiveSummarizer,
     Summarizer,
@@ -29,7 +33,48 @@ from langmem_layers.working.window import (
     default_summary_tokens,
 )
 
-__all__ = ["create_window_node"]
+__all__ = ["create_window_node", "latest_user_text"]
+
+
+def _user_content(message: Any) -> tuple[bool, Any]:
+    """Whether ``message`` (a message, a dict, a ``(role, text)`` pair or a str) is a user's."""
+    if isinstance(message, BaseMessage):
+        return is_user(message), message.content
+    if isinstance(message, Mapping):
+        role = message.get("role") or message.get("type") or ""
+        return str(role).lower() in USER_ROLES, message.get("content")
+    if isinstance(message, tuple | list) and len(message) == 2 and isinstance(message[0], str):
+        return message[0].lower() in USER_ROLES, message[1]
+    return isinstance(message, str), message  # LangGraph reads a bare string as a user message
+
+
+def latest_user_text(messages: Iterable[Any] | Any) -> str | None:
+    """Text of the latest user message, stripped; ``""`` if it is empty, ``None`` if there is none.
+
+    The one rule for "an empty user message": its text (string content, or the
+    text parts of a content-block list) is empty or only whitespace. A message
+    with an image or another non-text part is not empty. Messages may be
+    LangChain messages, ``{"role": ..., "content": ...}`` dicts, ``(role, text)``
+    pairs or bare strings (read as user messages, as LangGraph does).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langmem_layers.working.node import latest_user_text
+        >>> latest_user_text([HumanMessage(" hi "), AIMessage("hello")])
+        'hi'
+        >>> latest_user_text([("user", "hi"), ("user", [{"type": "text", "text": "  "}])])
+        ''
+        >>> latest_user_text([AIMessage("hello")]) is None
+        True
+
+    """
+    if isinstance(messages, str | BaseMessage | Mapping):
+        messages = [messages]
+    for message in reversed(list(messages or ())):
+        user, content = _user_content(message)
+        if user:
+            return message_text(content).strip()
+    return None
 
 
 class _SummaryCounter:
@@ -68,7 +113,10 @@ def create_window_node(
     :func:`compute_window` evicts or truncates, returns ``RemoveMessage`` for
     each evicted message, the truncated copies (same ids) and the new summary
     (bounded to ``max_summary_tokens``). If the summarizer raises, the node
-    raises and nothing is removed. Use with :class:`WorkingMemoryState`.
+    raises and nothing is removed. When the latest user message is empty
+    (:func:`latest_user_text`) the node leaves the window as it is: an empty
+    message does not count as a turn that pushes real ones into the summary,
+    nor does it cost a summarizer call. Use with :class:`WorkingMemoryState`.
 
     Args:
         max_tokens: Budget of the window the model sees (messages + summary).
@@ -146,7 +194,7 @@ def create_window_node(
         # Planning counts tokens (cached per message, microseconds): inline. The
         # summarizers run as steps: a model call, or CPU work kept off the event loop.
         plan, previous = plan_for(state)
-        if not plan.changed:
+        if not plan.changed or latest_user_text(state.get("messages")) == "":
             return {}
         summary: str = yield _summarize_step(summ, previous, plan.to_fold)
         summary = (summary or "").strip()

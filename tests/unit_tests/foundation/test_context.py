@@ -11,13 +11,16 @@ class _Runtime:
         self.context = context
 
 
-def test_explicit_beats_context_beats_configurable():
+def test_explicit_beats_context_and_configurable_which_must_agree():
     cfg = {"configurable": {"user_id": "from-config", "thread_id": "t-config"}}
     rt = _Runtime(MemoryContext(user_id="from-context"))
-    assert resolve_identity(runtime=rt, config=cfg).user_id == "from-context"
+    with pytest.raises(ConfigurationError, match="conflicting user ids"):
+        resolve_identity(runtime=rt, config=cfg)  # no longer "the context wins"
     assert resolve_identity(user_id="explicit", runtime=rt, config=cfg).user_id == "explicit"
     assert resolve_identity(config=cfg).user_id == "from-config"
-    assert resolve_identity(runtime=rt, config=cfg).thread_id == "t-config"
+    assert resolve_identity(runtime=rt).user_id == "from-context"
+    same = _Runtime(MemoryContext(user_id="from-config"))
+    assert resolve_identity(runtime=same, config=cfg).thread_id == "t-config"
 
 
 def test_context_may_be_mapping_or_object():

@@ -90,10 +90,17 @@ def test_user_id_from_configurable(make_graph: MakeGraph, mem_store: InMemorySto
     assert [r.success for r in records] == [True]
 
 
-def test_context_user_id_wins_over_configurable(make_graph: MakeGraph) -> None:
-    graph, _ = make_graph(FakeChatModel(responses=[], default="ok"))
+def test_context_and_configurable_must_name_the_same_user(make_graph: MakeGraph) -> None:
+    """Two different ids are refused (no longer "context wins"); the same id twice is fine."""
+    model = FakeChatModel(responses=[], default="ok")
+    graph, _ = make_graph(model)
+    with pytest.raises(ConfigurationError, match="conflicting user ids"):
+        graph.invoke(
+            {"messages": [("user", "hi")]}, _cfg("t1", user_id="bob"), context={"user_id": "ada"}
+        )
+    assert model.calls == []
     out = graph.invoke(
-        {"messages": [("user", "hi")]}, _cfg("t1", user_id="bob"), context={"user_id": "ada"}
+        {"messages": [("user", "hi")]}, _cfg("t1", user_id="ada"), context={"user_id": "ada"}
     )
     assert out["user_id"] == "ada"
 

@@ -11,6 +11,8 @@ from langmem_layers import Storage, StorageError
 from langmem_layers.storage._sqlite_owner import APPLICATION_ID
 
 BACKENDS = {"checkpointer": "checkpoints_path", "store": "store_path"}
+#: A namespace of this package's own (earlier versions wrote under it too).
+OUR_NS = ("langmem_layers", "semantic", "u", "profile")
 
 
 def _sqlite(path: Path, *statements: str) -> None:
@@ -131,7 +133,7 @@ async def test_files_of_earlier_versions_open_keep_their_data_and_get_the_mark(t
     from langgraph.checkpoint.base import empty_checkpoint
 
     with storage.store() as store:
-        store.put(("u", "profile"), "name", {"value": "Ada"})
+        store.put(OUR_NS, "name", {"value": "Ada"})
     with storage.checkpointer() as saver:
         saved = saver.put(config, empty_checkpoint(), {}, {})
     for attr in BACKENDS.values():
@@ -139,11 +141,11 @@ async def test_files_of_earlier_versions_open_keep_their_data_and_get_the_mark(t
 
     if is_async:
         async with storage.astore() as astore, storage.acheckpointer() as asaver:
-            item = await astore.aget(("u", "profile"), "name")
+            item = await astore.aget(OUR_NS, "name")
             found = await asaver.aget_tuple(saved)
     else:
         with storage.store() as store, storage.checkpointer() as saver:
-            item = store.get(("u", "profile"), "name")
+            item = store.get(OUR_NS, "name")
             found = saver.get_tuple(saved)
     assert item is not None and item.value == {"value": "Ada"}
     assert found is not None
