@@ -33,9 +33,9 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
 
 from langmem_layers import EpisodeStore, MemoryConfig, MemoryLayers, build_memory_graph, end_session
-from langmem_layers.agent.admin import forget_user_everywhere
 from langmem_layers.storage import resolve_chat_model
 from langmem_layers.testing import OfflineDemoModel, get_weather
+from langmem_layers.users import forget_user_everywhere
 
 URL = os.environ.get("LANGMEM_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -82,11 +82,12 @@ def main() -> None:
             print("profile in PostgresStore:", {i.label: i.value for i in profile})
         finally:
             memory.flush()
-            for thread in threads:
-                saver.delete_thread(thread)
-            removed = forget_user_everywhere(user, store=store, episodes=episodes)
+            # the user's threads go too (forget refuses to run without the checkpointer)
+            removed = forget_user_everywhere(
+                user, store=store, episodes=episodes, checkpointer=saver
+            )
             episodes.close()
-            print(f"cleaned up: 2 threads, {removed}")
+            print(f"cleaned up: {removed.deleted}")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         end_session,
         expire_idle_sessions,
     )
+    from langmem_layers.agent.tools import create_memory_tools
     from langmem_layers.config import MemoryConfig
     from langmem_layers.episodic import Episode, EpisodeStore, EpisodicRetriever, WritePolicy
     from langmem_layers.errors import (
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from langmem_layers.safety.redaction import RedactionConfig
     from langmem_layers.semantic import Profile, ProfileSchema, ProfileStore
     from langmem_layers.storage.defaults import Storage
+    from langmem_layers.users import MemoryItem
     from langmem_layers.working import WorkingMemoryState
 
 __all__ = (
@@ -64,6 +66,7 @@ __all__ = (
     "MemoryConfig",
     "MemoryContext",
     "MemoryGraphState",
+    "MemoryItem",
     "MemoryLayers",
     "MemoryMiddleware",
     "MissingUserIdError",
@@ -85,6 +88,7 @@ __all__ = (
     "aexpire_idle_sessions",
     "build_memory_graph",
     "create_memory_graph_builder",
+    "create_memory_tools",
     "end_session",
     "expire_idle_sessions",
     "record_tool",
@@ -95,6 +99,7 @@ _dynamic_imports = {
     "build_memory_graph": ".agent.graph",
     "create_memory_graph_builder": ".agent.graph",
     "MemoryMiddleware": ".agent.middleware",
+    "create_memory_tools": ".agent.tools",
     "SessionEndReport": ".agent.sessions",
     "aend_session": ".agent.sessions",
     "aexpire_idle_sessions": ".agent.sessions",
@@ -122,6 +127,7 @@ _dynamic_imports = {
     "ProfileSchema": ".semantic",
     "ProfileStore": ".semantic",
     "Storage": ".storage.defaults",
+    "MemoryItem": ".users",
     "WorkingMemoryState": ".working",
 }
 

@@ -14,13 +14,16 @@ Nothing is attached to a graph: whoever needs the layers is given this object.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
 
 from langmem_layers._core.background import Background
 from langmem_layers._core.llm import MemoryModel
@@ -28,10 +31,20 @@ from langmem_layers._core.steps import Core, arun, run, twin
 from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import CacheOptions, EpisodeStore, WritePolicy, create_recall_node
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.identity import normalize_user_id
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware
-from langmem_layers.semantic import ProfileStore, ProfileUpdater
+from langmem_layers.semantic import HistoryRecord, ProfileStore, ProfileUpdater
 from langmem_layers.storage.defaults import Storage, check_model, resolve_chat_model
 from langmem_layers.storage.tokens import TokenCounter
+from langmem_layers.users import items
+from langmem_layers.users.export import aexport_user, aimport_user, export_user, import_user
+from langmem_layers.users.forget import (
+    ForgetReport,
+    Skippable,
+    aforget_user_everywhere,
+    forget_user_everywhere,
+)
+from langmem_layers.users.items import MemoryItem
 from langmem_layers.working import create_window_node
 
 __all__ = ["MemoryLayers"]
@@ -40,10 +53,13 @@ __all__ = ["MemoryLayers"]
 class MemoryLayers:
     """Working, episodic, semantic and procedural memory of one agent, configured once.
 
-    Profile and procedural memory live in a LangGraph ``BaseStore``: the one
-    given to ``profiles=`` / ``procedural=``, else the store of the graph or
-    agent that runs them (``compile(store=...)``, ``create_agent(store=...)``).
-    Episodes live in Chroma (``episodes=``, else the storage folder).
+    Profile and procedural memory live in a LangGraph ``BaseStore``: ``store=``
+    (or the one of ``profiles=``), else the store of the graph or agent that runs
+    them (``compile(store=...)``, ``create_agent(store=...)``). Give ``store=`` (and
+    ``checkpointer=``, which holds the threads) so that the facade (:meth:`search`,
+    :meth:`get_all`, ...) works outside a run and :meth:`forget` reaches the threads
+    too; :meth:`open` does both on the embedded defaults. Episodes live in Chroma
+    (``episodes=``, else the storage folder).
 
     Args:
         config: The options (budgets, window, extraction cadence, recall);
@@ -52,11 +68,11 @@ class MemoryLayers:
         episodes: An :class:`~langmem_layers.episodic.EpisodeStore` (any Chroma
             client); replaces ``storage``/``embeddings``.
         embeddings: Embeddings of the default episode store.
-        profiles: A :class:`~langmem_layers.semantic.ProfileStore` (custom schema or store).
-        procedural: A :class:`~langmem_layers.procedural.ProceduralMemory`.
-            The stores built here get ``config.redaction`` and ``config.caps``; stores
-            you pass keep their own ``redaction=``/``caps=`` (build them with
-            ``redaction=config.redaction, caps=config.caps``).
+        profiles: A :class:`~langmem_layers.semantic.ProfileStore` (custom schema or
+            store). The stores built here get ``config.redaction`` and ``config.caps``;
+            one you pass keeps its own ``redaction=``/``caps=`` (build it with
+            ``redaction=config.redaction, caps=config.caps``). Procedural memory is
+            built here, on the same store, with ``config.procedural_durability``.
         model: The chat model the layers call for window summaries, profile
             extraction and archive decisions (not the agent's model); default
             :func:`~langmem_layers.storage.resolve_chat_model`, offline fallbacks without one.
@@ -107,10 +123,12 @@ class MemoryLayers:
         episodes: EpisodeStore | None = None,
         embeddings: Embeddings | None = None,
         profiles: ProfileStore | None = None,
-        procedural: ProceduralMemory | None = None,
         model: BaseChatModel | None = None,
+        store: BaseStore | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
     ) -> None:
         model = check_model(model, optional=True)
+        _check_backends(store, checkpointer, profiles)
         if config is not None and not isinstance(config, MemoryConfig):
             raise TypeError(f"config must be a MemoryConfig, got {type(config).__name__}")
         if episodes is not None and (storage is not None or embeddings is not None):
@@ -130,11 +148,10 @@ class MemoryLayers:
             cache=CacheOptions(max_bytes=self.config.episode_cache_mb * 2**20),
             background=self.background,
         )
-        self.profiles = profiles or ProfileStore(redaction=redaction, caps=caps)
-        if procedural is None:
-            procedural = ProceduralMemory(redaction=redaction)
-            procedural.durability = self.config.procedural_durability
-        self.procedural = procedural
+        self.profiles = profiles or ProfileStore(store, redaction=redaction, caps=caps)
+        store = store if store is not None else self.profiles.own_store()
+        self.procedural = ProceduralMemory(store, redaction=redaction)
+        self.procedural.durability = self.config.procedural_durability
         self.counter = TokenCounter()
         chat = resolve_chat_model(model, purpose="memory (summaries, profile, episodes)")
         cfg = self.config
@@ -171,6 +188,13 @@ class MemoryLayers:
             token_counter=self.counter,
         )
         self.tool_hooks = ProceduralMiddleware(self.procedural, inject_tips=False)
+        #: The storage folder of the default episode store (``None``: ``episodes=`` given).
+        self.storage: Storage | None = self.episodes.storage
+        #: The profile's store (``None``: the running graph's store is used).
+        self.store: BaseStore | None = self.profiles.own_store()
+        #: The checkpointer of the threads (``store=``/``checkpointer=``, or :meth:`open`'s).
+        self.checkpointer: BaseCheckpointSaver[Any] | None = checkpointer
+        self._opened = False
 
     def __repr__(self) -> str:
         return f"MemoryLayers({self.config!r})"
@@ -202,16 +226,15 @@ class MemoryLayers:
 
         """
         folder = storage if isinstance(storage, Storage) else Storage(storage)
-        with folder.store() as store:
-            cfg = config or MemoryConfig()
-            redaction, caps = cfg.redaction, cfg.caps
+        with folder.store() as store, folder.checkpointer() as saver:
             layers = cls(
                 config=config,
                 storage=folder,  # the default episode store, on the layers' executor
-                profiles=ProfileStore(store, redaction=redaction, caps=caps),
-                procedural=_procedural(store, config or MemoryConfig()),
+                store=store,
+                checkpointer=saver,
                 model=model,
             )
+            layers._opened = True
             try:
                 yield layers
             finally:
@@ -242,6 +265,229 @@ class MemoryLayers:
             "profile": self.updater.stats,
             "episodes": {"judge_failures": self.policy.llm_failures},
         }
+
+    # ----------------------------------------------------------------- the facade
+    def _scoped(self, user_id: str) -> str:
+        """The exact user id; a store to read the profile from, or a clear error."""
+        uid = normalize_user_id(user_id)
+        try:
+            self.profiles.store  # noqa: B018  (the property resolves the store)
+        except ConfigurationError:
+            raise ConfigurationError(
+                "these MemoryLayers have no store outside a graph run: build them with "
+                "MemoryLayers.open(folder), or pass MemoryLayers(store=..., checkpointer=...) "
+                "(the same store your graph or agent is compiled with)"
+            ) from None
+        return uid
+
+    def add(
+        self, messages: str | Sequence[Any], *, user_id: str, session_id: str | None = None
+    ) -> dict[str, Any]:
+        """Archive messages (or one text) as a session and extract the profile from them.
+
+        What a session end does, outside any graph: one episode (with its turns) and the
+        profile changes the extraction made (the layers' model, else the offline rules).
+
+        Returns:
+            ``{"episode": "episode:<id>", "session_id": ..., "profile_changes": [...]}``.
+
+        Example:
+            >>> import tempfile
+            >>> from langmem_layers import MemoryLayers
+            >>> with MemoryLayers.open(tempfile.mkdtemp()) as memory:
+            ...     out = memory.add([("user", "I work as a data engineer")], user_id="ada")
+            ...     [i.text for i in memory.search("what is my job?", user_id="ada")][:1]
+            ['context.role: data engineer']
+
+        """
+        return run(items.add_core(self, self._scoped(user_id), messages, session_id=session_id))
+
+    async def aadd(
+        self, messages: str | Sequence[Any], *, user_id: str, session_id: str | None = None
+    ) -> dict[str, Any]:
+        """Async twin of :meth:`add`."""
+        uid = self._scoped(user_id)
+        return await arun(items.add_core(self, uid, messages, session_id=session_id))
+
+    def save(
+        self, text: str, *, user_id: str, field: str | None = None, key: str | None = None
+    ) -> list[MemoryItem]:
+        """Save a note to episodic memory, or with ``field=`` a value to the profile.
+
+        Both pass redaction and the caps; a profile value goes in by its field's
+        policy and the profile history records it, a note is a turn of its own
+        (``note:<id>``). Either is found by the next search or recall.
+        """
+        uid = self._scoped(user_id)
+        if field is None:
+            return [run(items.save_note_core(self, uid, text))]
+        return run(items.save_fact_core(self, uid, field, text, key=key))
+
+    async def asave(
+        self, text: str, *, user_id: str, field: str | None = None, key: str | None = None
+    ) -> list[MemoryItem]:
+        """Async twin of :meth:`save`."""
+        uid = self._scoped(user_id)
+        if field is None:
+            return [await arun(items.save_note_core(self, uid, text))]
+        return await arun(items.save_fact_core(self, uid, field, text, key=key))
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        scope: items.Scope = "all",
+        k: int = 8,
+        since: datetime | float | None = None,
+        until: datetime | float | None = None,
+        fenced: bool = False,
+    ) -> Any:
+        """The user's memories for ``query``, best first: profile items, notes, episodes, turns.
+
+        Args:
+            query: What to look for.
+            user_id: Whose memories (exactly this user's).
+            scope: ``"all"``, ``"profile"``, ``"notes"``, ``"episodes"`` or ``"turns"``.
+            k: At most this many items (1-50).
+            since: Only sessions from then on (datetime or Unix seconds; the profile,
+                which has no session time, is left out when ``since``/``until`` are given).
+            until: Only sessions until then.
+            fenced: Return the items rendered as one fenced prompt section
+                (:func:`~langmem_layers.users.render_items`) instead of a list.
+
+        Returns:
+            A list of :class:`~langmem_layers.users.MemoryItem` (or a ``str`` if ``fenced``).
+
+        """
+        uid = self._scoped(user_id)
+        found = run(items.search_core(self, uid, query, scope=scope, k=k, since=since, until=until))
+        return items.render_items(found) if fenced else found
+
+    async def asearch(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        scope: items.Scope = "all",
+        k: int = 8,
+        since: datetime | float | None = None,
+        until: datetime | float | None = None,
+        fenced: bool = False,
+    ) -> Any:
+        """Async twin of :meth:`search`."""
+        uid = self._scoped(user_id)
+        core = items.search_core(self, uid, query, scope=scope, k=k, since=since, until=until)
+        found = await arun(core)
+        return items.render_items(found) if fenced else found
+
+    def get_all(self, user_id: str) -> dict[str, Any]:
+        """Everything the layers hold for the user, as plain data with ids.
+
+        Profile items, episodes with their turns, saved notes and tool statistics.
+        """
+        return run(items.get_all_core(self, self._scoped(user_id)))
+
+    async def aget_all(self, user_id: str) -> dict[str, Any]:
+        """Async twin of :meth:`get_all`."""
+        return await arun(items.get_all_core(self, self._scoped(user_id)))
+
+    def history(self, user_id: str, field: str | None = None) -> list[HistoryRecord]:
+        """Every change of the user's profile and notes, oldest first.
+
+        ``field`` keeps one profile field's changes (``"note"``: the notes').
+        """
+        return run(items.history_core(self, self._scoped(user_id), field))
+
+    async def ahistory(self, user_id: str, field: str | None = None) -> list[HistoryRecord]:
+        """Async twin of :meth:`history`."""
+        return await arun(items.history_core(self, self._scoped(user_id), field))
+
+    def update(self, memory_id: str, text: str, *, user_id: str) -> MemoryItem:
+        """Correct a profile item or a note by id; the history keeps the replaced value.
+
+        Raises:
+            ConfigurationError: an unknown id, or an episode or turn (records of what
+                was said: save a corrected note instead).
+
+        """
+        return run(items.update_core(self, self._scoped(user_id), memory_id, text))
+
+    async def aupdate(self, memory_id: str, text: str, *, user_id: str) -> MemoryItem:
+        """Async twin of :meth:`update`."""
+        return await arun(items.update_core(self, self._scoped(user_id), memory_id, text))
+
+    def delete(self, memory_id: str, *, user_id: str) -> bool:
+        """Delete one item by id (``profile:``, ``note:``, ``episode:`` or ``turn:``).
+
+        Returns False when the user has no such item. A deleted profile value stays in
+        the history (``removed``); a deleted turn's episode is archived again without it.
+        """
+        return run(items.delete_core(self, self._scoped(user_id), memory_id))
+
+    async def adelete(self, memory_id: str, *, user_id: str) -> bool:
+        """Async twin of :meth:`delete`."""
+        return await arun(items.delete_core(self, self._scoped(user_id), memory_id))
+
+    def export(self, user_id: str) -> dict[str, Any]:
+        """Everything the layers and their storage hold for the user, as one JSON document.
+
+        The profile, its history, notes and tool records (the store), episodes with
+        their turns, and the user's open threads when the layers have a checkpointer
+        (format ``langmem_layers.export/1``; :func:`~langmem_layers.users.export_user`).
+        :meth:`restore` reads it back.
+        """
+        uid = self._scoped(user_id)
+        store, saver = self.profiles.store, self.checkpointer
+        return export_user(uid, store=store, episodes=self.episodes, checkpointer=saver)
+
+    async def aexport(self, user_id: str) -> dict[str, Any]:
+        """Async twin of :meth:`export`."""
+        uid = self._scoped(user_id)
+        store, saver = self.profiles.store, self.checkpointer
+        return await aexport_user(uid, store=store, episodes=self.episodes, checkpointer=saver)
+
+    def restore(self, data: Any, *, user_id: str | None = None) -> dict[str, int]:
+        """Load what :meth:`export` wrote (the dict or its JSON file), optionally as another user.
+
+        Open threads come back as archived sessions (there is no graph to resume them in).
+        """
+        self._scoped(user_id or "restore")  # a store to write to
+        store = self.profiles.store
+        return import_user(data, store=store, episodes=self.episodes, user_id=user_id)
+
+    async def arestore(self, data: Any, *, user_id: str | None = None) -> dict[str, int]:
+        """Async twin of :meth:`restore`."""
+        self._scoped(user_id or "restore")
+        store = self.profiles.store
+        return await aimport_user(data, store=store, episodes=self.episodes, user_id=user_id)
+
+    def forget(self, user_id: str, *, skip: Sequence[Skippable] = ()) -> ForgetReport:
+        """Delete the user from every layer and the threads, then compact the files.
+
+        Background work is flushed first, so nothing of the user is written afterwards.
+        Without a checkpointer (``MemoryLayers(checkpointer=...)``, :meth:`open`) it
+        refuses, since the user's conversations would stay in the checkpoints; pass
+        ``skip=("threads",)`` when the application keeps none
+        (:func:`~langmem_layers.users.forget_user_everywhere`).
+        """
+        uid = self._scoped(user_id)
+        self.flush()
+        return forget_user_everywhere(
+            uid, store=self.profiles.store, memory=self, storage=self._folder(), skip=skip
+        )
+
+    async def aforget(self, user_id: str, *, skip: Sequence[Skippable] = ()) -> ForgetReport:
+        """Async twin of :meth:`forget`."""
+        uid = self._scoped(user_id)
+        await self.aflush()
+        return await aforget_user_everywhere(
+            uid, store=self.profiles.store, memory=self, storage=self._folder(), skip=skip
+        )
+
+    def _folder(self) -> Storage | None:
+        """The folder whose files forgetting compacts: the one :meth:`open` opened."""
+        return self.storage if self._opened else None
 
     def _flush(self) -> Core[None]:
         yield twin(self.updater.flush, self.updater.aflush)
@@ -288,7 +534,26 @@ class MemoryLayers:
         await self.aclose()
 
 
-def _procedural(store: Any, config: MemoryConfig) -> ProceduralMemory:
-    memory = ProceduralMemory(store, redaction=config.redaction)
-    memory.durability = config.procedural_durability
-    return memory
+def _check_backends(
+    store: Any,
+    checkpointer: Any,
+    profiles: ProfileStore | None,
+) -> None:
+    if store is not None and not isinstance(store, BaseStore):
+        raise ConfigurationError(
+            f"store must be a LangGraph BaseStore (SqliteStore, PostgresStore, InMemoryStore...), "
+            f"got {type(store).__name__}"
+        )
+    if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointSaver):
+        raise ConfigurationError(
+            f"checkpointer must be a LangGraph checkpointer (SqliteSaver, PostgresSaver, "
+            f"InMemorySaver...), got {type(checkpointer).__name__}"
+        )
+    if store is None:
+        return
+    own = profiles.own_store() if profiles is not None else None
+    if own is not None and own is not store:
+        raise ConfigurationError(
+            "store= and profiles= name two different stores; pass one of them (the layers "
+            "keep the profile and the tool log in one store)"
+        )

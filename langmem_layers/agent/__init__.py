@@ -1,11 +1,11 @@
-"""Memory around an agent: the reference graph, the middleware, sessions, whole-user operations.
+"""Memory around an agent: the reference graph, the middleware, sessions, memory tools.
 
 * :func:`build_memory_graph` / :func:`create_memory_graph_builder`: the reference
   ``StateGraph`` with all four layers around one tool-calling agent;
 * :class:`MemoryMiddleware`: the same layers as ``create_agent`` middleware;
 * :func:`end_session` / :func:`expire_idle_sessions`: archive a finished or idle thread;
-* :func:`forget_user_everywhere` / :func:`export_user` / :func:`import_transcripts`:
-  whole-user operations across every layer and the checkpoints;
+* :func:`create_memory_tools`: tools with which the agent searches, saves, corrects and
+  deletes its user's memories;
 * :class:`OfflineDemoModel`: the scripted offline agent model of the demo and the server.
 
 The server entry (``langgraph.json``) is :mod:`langmem_layers.agent.studio`.
@@ -16,13 +16,6 @@ from typing import TYPE_CHECKING
 from langmem_layers._core.lazy import lazy_face
 
 if TYPE_CHECKING:
-    from langmem_layers.agent.admin import (
-        ForgetReport,
-        aforget_user_everywhere,
-        export_user,
-        forget_user_everywhere,
-        import_transcripts,
-    )
     from langmem_layers.agent.graph import (
         MemoryGraphState,
         build_memory_graph,
@@ -40,9 +33,10 @@ if TYPE_CHECKING:
         expire_idle_sessions,
         session_transcript,
     )
+    from langmem_layers.agent.tools import MEMORY_TOOL_NAMES, create_memory_tools
 
 __all__ = (
-    "ForgetReport",
+    "MEMORY_TOOL_NAMES",
     "MemoryGraphState",
     "MemoryMiddleware",
     "MemoryMiddlewareState",
@@ -50,26 +44,18 @@ __all__ = (
     "SessionEndReport",
     "aend_session",
     "aexpire_idle_sessions",
-    "aforget_user_everywhere",
     "asession_transcript",
     "build_memory_graph",
     "compose_prompt",
     "create_memory_graph_builder",
+    "create_memory_tools",
     "end_session",
     "expire_idle_sessions",
-    "export_user",
-    "forget_user_everywhere",
     "get_weather",
-    "import_transcripts",
     "session_transcript",
 )
 
 _dynamic_imports = {
-    "ForgetReport": ".admin",
-    "aforget_user_everywhere": ".admin",
-    "export_user": ".admin",
-    "forget_user_everywhere": ".admin",
-    "import_transcripts": ".admin",
     "MemoryGraphState": ".graph",
     "build_memory_graph": ".graph",
     "compose_prompt": ".graph",
@@ -85,6 +71,8 @@ _dynamic_imports = {
     "end_session": ".sessions",
     "expire_idle_sessions": ".sessions",
     "session_transcript": ".sessions",
+    "MEMORY_TOOL_NAMES": ".tools",
+    "create_memory_tools": ".tools",
 }
 
 __getattr__, __dir__ = lazy_face(__name__, globals(), _dynamic_imports)

@@ -4,8 +4,9 @@
 
     START → load_memory ─► agent ◄─► tools (outcomes recorded) ─► update_memory → END
 
-* ``load_memory`` resolves the user (``Runtime.context`` first, then
-  ``config["configurable"]``) and recalls episodes for the latest user turn;
+* ``load_memory`` resolves the user (``Runtime.context`` or
+  ``config["configurable"]``; both given must agree) and recalls episodes for
+  the latest user turn;
 * ``agent`` calls the model with the system prompt, the injected memory and
   the windowed messages, all inside one token budget filled by priority:
   latest turns > profile > tool tips > recalled episodes;
@@ -33,10 +34,17 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.types import Command
 
 from langmem_layers._core.steps import Core, arun, invoke, node, run, store_call
 from langmem_layers.agent._budget import BudgetReport, Section, fill_budget
-from langmem_layers.agent._turn import after_turn, check_thread_owner, memory_sections
+from langmem_layers.agent._turn import (
+    after_turn,
+    check_thread_owner,
+    check_user_message,
+    memory_sections,
+)
+from langmem_layers.agent.tools import create_memory_tools
 from langmem_layers.episodic import RecalledItem, render_recalled
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import Identity, MemoryContext, current_runtime, resolve_identity
@@ -191,9 +199,14 @@ class _ReferenceNodes:
         self.model = model.bind_tools(self.tools) if self.tools else model
 
     def load_memory(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
-        """Check the thread's owner, then recall episodes for the latest user turn."""
+        """Check the thread's owner and the message, then recall episodes for the latest turn.
+
+        The run's preflight (:func:`_owner_preflight`) checked both already; this is the
+        check of a subgraph call, which has no preflight of its own.
+        """
         ident = _identity(config)
         check_thread_owner(state.get("user_id"), ident.user_id, ident.thread_id)
+        check_user_message(state.get("messages") or [])
         update: dict[str, Any] = dict((yield invoke(self.memory.recall_node, state, config)))
         update["user_id"] = ident.user_id
         return update
@@ -245,28 +258,43 @@ class _ReferenceNodes:
 
 
 # ------------------------------------------------------------ thread ownership
-def _owner_preflight(graph: Any, config: RunnableConfig | None, context: Any) -> Core[None]:
-    """Before a run starts (before its input is checkpointed): resolve the user, check the owner.
+def _input_messages(input: Any) -> Any:
+    """The messages a run's input brings (a state dict, or a ``Command``'s update)."""
+    if isinstance(input, Command):
+        input = input.update
+    return input.get("messages") or [] if isinstance(input, Mapping) else []
 
-    A missing user id or another user's thread fails here, so the refused
-    input never reaches the thread's checkpoints. Subgraph calls (a
-    ``checkpoint_ns`` is set) are left to ``load_memory``'s own check.
+
+def _owner_preflight(
+    graph: Any, input: Any, config: RunnableConfig | None, context: Any
+) -> Core[None]:
+    """Before a run starts (before its input is checkpointed): user, thread owner, message.
+
+    A missing user id, conflicting user ids (context and configurable), another
+    user's thread or an empty latest user message fails here, so the refused
+    input never reaches the thread's checkpoints nor the model. Subgraph calls
+    (a ``checkpoint_ns`` is set) are left to ``load_memory``'s own checks.
     """
     merged = merge_configs(graph.config, config)
     if (merged.get("configurable") or {}).get("checkpoint_ns"):
         return
     ident = resolve_identity(runtime=context, config=merged)
-    if ident.thread_id is None or graph.checkpointer in (None, False):
-        return
-    try:
-        state = yield store_call(graph.get_state, graph.aget_state, merged)
-    except ValueError:  # no checkpointer reachable from here: load_memory still checks
-        return
-    check_thread_owner((state.values or {}).get("user_id"), ident.user_id, ident.thread_id)
+    if ident.thread_id is not None and graph.checkpointer not in (None, False):
+        try:
+            state = yield store_call(graph.get_state, graph.aget_state, merged)
+        except ValueError:  # no checkpointer reachable from here: load_memory still checks
+            state = None
+        if state is not None:
+            owner = (state.values or {}).get("user_id")
+            check_thread_owner(owner, ident.user_id, ident.thread_id)
+    check_user_message(_input_messages(input))
 
 
 class _OwnedThreadGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """The compiled reference graph: every run checks the thread's owner before it starts.
+    """The compiled reference graph: every run is checked before it starts.
+
+    The user (one id, not two different ones), the thread's owner and the latest
+    user message (not empty) are checked before the input is checkpointed.
 
     ``invoke``/``batch`` go through ``stream``, ``ainvoke``/``astream_events``
     through ``astream``; both run one core (:func:`_owner_preflight`).
@@ -275,15 +303,15 @@ class _OwnedThreadGraph(CompiledStateGraph[Any, Any, Any, Any]):
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        """Check the thread's owner, then stream the run."""
-        run(_owner_preflight(self, config, kwargs.get("context")))
+        """Check the user, the thread's owner and the message, then stream the run."""
+        run(_owner_preflight(self, input, config, kwargs.get("context")))
         yield from super().stream(input, config, **kwargs)
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """Async twin of :meth:`stream`."""
-        await arun(_owner_preflight(self, config, kwargs.get("context")))
+        await arun(_owner_preflight(self, input, config, kwargs.get("context")))
         async for chunk in super().astream(input, config, **kwargs):
             yield chunk
 
@@ -311,6 +339,7 @@ def create_memory_graph_builder(
     *,
     memory: MemoryLayers,
     tools: Sequence[BaseTool] = (),
+    memory_tools: bool = False,
 ) -> StateGraph[Any, Any, Any, Any]:
     """The uncompiled reference graph; compile it with your own checkpointer and store.
 
@@ -318,12 +347,21 @@ def create_memory_graph_builder(
     ``store=`` to ``compile``) unless ``memory`` was given its own; episodes
     live in ``memory.episodes`` (Chroma).
 
+    Every run of the compiled graph is checked before it starts, so a refused
+    run's input is never checkpointed nor sent to the model: no user id
+    (:class:`~langmem_layers.MissingUserIdError`), two different user ids in
+    ``context`` and ``config["configurable"]`` or an empty latest user message
+    (no text, or only whitespace; :class:`~langmem_layers.ConfigurationError`),
+    another user's thread (:class:`~langmem_layers.ThreadOwnershipError`).
+
     Args:
         model: The agent's chat model (tools are bound to it).
         memory: The :class:`~langmem_layers.MemoryLayers` (and their
             :class:`~langmem_layers.MemoryConfig`); pass the same object to
             :func:`~langmem_layers.end_session` to end this graph's sessions.
         tools: Tools the agent may call; each call's outcome is recorded.
+        memory_tools: Also give the agent the memory tools (search, save, correct,
+            delete its user's memories: :func:`~langmem_layers.create_memory_tools`).
 
     Example:
         >>> import tempfile
@@ -340,6 +378,8 @@ def create_memory_graph_builder(
 
     """
     model = check_model(model)
+    if memory_tools:
+        tools = [*tools, *create_memory_tools(memory)]
     nodes = _ReferenceNodes(memory, model, tools)
     builder = _MemoryGraphBuilder(
         MemoryGraphState, context_schema=MemoryContext, input_schema=_MemoryGraphInput
@@ -365,6 +405,7 @@ def build_memory_graph(
     *,
     memory: MemoryLayers,
     tools: Sequence[BaseTool] = (),
+    memory_tools: bool = False,
     checkpointer: Any = None,
     store: Any = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -378,6 +419,8 @@ def build_memory_graph(
         model: The agent's chat model (tools are bound to it).
         memory: The :class:`~langmem_layers.MemoryLayers`.
         tools: Tools the agent may call; each call's outcome is recorded.
+        memory_tools: Also give the agent the memory tools (search, save, correct,
+            delete its user's memories: :func:`~langmem_layers.create_memory_tools`).
         checkpointer: Where threads live (any LangGraph checkpointer).
         store: Where the profile and the tool-outcome log live (any ``BaseStore``).
 
@@ -396,5 +439,7 @@ def build_memory_graph(
         'hi!'
 
     """
-    builder = create_memory_graph_builder(model, memory=memory, tools=tools)
+    builder = create_memory_graph_builder(
+        model, memory=memory, tools=tools, memory_tools=memory_tools
+    )
     return builder.compile(checkpointer=checkpointer, store=store)

@@ -23,6 +23,8 @@ from langmem_layers._core.text import message_text
 __all__ = ["OfflineDemoModel", "get_weather"]
 
 _WORD = re.compile(r"[a-z0-9]+", re.I)
+_SAVE = re.compile(r"\s*(?:please\s+)?save a note:\s*(.+)", re.I | re.S)
+_SEARCH = re.compile(r"\s*(?:please\s+)?search (?:my|your) memory for\s+(.+)", re.I | re.S)
 _STOP = {
     "a",
     "an",
@@ -84,18 +86,24 @@ class OfflineDemoModel(BaseChatModel):
     * a weather question → ``get_weather`` call; the unit comes from the tool
       tips in its prompt ("worked: {...}") if any, else a naive guess;
     * an error ``ToolMessage`` naming the allowed values → one retry;
+    * with the memory tools bound (:func:`~langmem_layers.agent.tools.create_memory_tools`):
+      "save a note: ..." → ``save_memory``, "search my memory for ..." →
+      ``search_memory``, and the tool's answer is quoted back;
     * a question → the memory lines (profile, recalled episodes) that share
       the most words with it, or "nothing in memory";
     * anything else → "Noted."
     """
+
+    tools: tuple[str, ...] = ()
 
     @property
     def _llm_type(self) -> str:
         return "langmem-layers-offline-demo"
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        """Tools are known by name; nothing to bind."""
-        return self
+        """The same model, knowing the tools' names (the memory tools it may call)."""
+        names = tuple(str(getattr(t, "name", "")) for t in tools)
+        return self.model_copy(update={"tools": names})
 
     def _generate(
         self,
@@ -113,6 +121,9 @@ class OfflineDemoModel(BaseChatModel):
         if isinstance(last, ToolMessage):
             return self._after_tool(messages, last)
         text = message_text(last)
+        memory_call = self._memory_call(text)
+        if memory_call is not None:
+            return memory_call
         city = re.search(r"weather in ([A-Z][a-z]+)", text)
         if city:
             unit = self._unit_from_tips(system) or "celsius"
@@ -120,6 +131,15 @@ class OfflineDemoModel(BaseChatModel):
         if text.rstrip().endswith("?"):
             return AIMessage(self._answer(text, system))
         return AIMessage("Noted.")
+
+    def _memory_call(self, text: str) -> AIMessage | None:
+        note = _SAVE.match(text)
+        if note and "save_memory" in self.tools:
+            return _call("save_memory", {"content": note.group(1).strip()})
+        query = _SEARCH.match(text)
+        if query and "search_memory" in self.tools:
+            return _call("search_memory", {"query": query.group(1).strip(" ?.")})
+        return None
 
     @staticmethod
     def _unit_from_tips(system: str) -> str | None:
@@ -139,6 +159,10 @@ class OfflineDemoModel(BaseChatModel):
                 args["unit"] = allowed.group(1)
                 return _call(call.tool_calls[0]["name"], args)
             return AIMessage(f"The tool failed: {content}")
+        if last.name in ("save_memory", "search_memory"):
+            found = [ln[2:] for ln in content.splitlines() if ln.startswith(("- [", "Saved ["))]
+            lines = found or [content.splitlines()[0] if content else "nothing"]
+            return AIMessage("From my memory tools: " + " | ".join(lines[:3]))
         return AIMessage(f"It is {content}.")
 
     @staticmethod

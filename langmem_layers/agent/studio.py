@@ -62,6 +62,7 @@ from typing_extensions import TypedDict
 from langmem_layers.agent.graph import create_memory_graph_builder
 from langmem_layers.agent.offline import OfflineDemoModel, get_weather
 from langmem_layers.agent.sessions import aend_session
+from langmem_layers.agent.tools import create_memory_tools
 from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import CacheOptions, EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
@@ -182,7 +183,7 @@ memory = MemoryLayers(config=_config, episodes=episode_store_from_env(config=_co
 graph = create_memory_graph_builder(
     resolve_chat_model(None, purpose="the Studio agent") or OfflineDemoModel(),
     memory=memory,
-    tools=[get_weather],
+    tools=[get_weather, *create_memory_tools(memory)],
 ).compile()
 
 

@@ -26,7 +26,6 @@ def run_chat(
     say: Any = print,
 ) -> int:
     """Chat with the reference graph until /quit or end of input; returns 0."""
-    from langmem_layers.agent.admin import forget_user_everywhere
     from langmem_layers.agent.graph import build_memory_graph
     from langmem_layers.agent.sessions import end_session
     from langmem_layers.cli.demo import OfflineDemoModel, get_weather
@@ -34,6 +33,7 @@ def run_chat(
     from langmem_layers.errors import UnknownThreadError
     from langmem_layers.layers import MemoryLayers
     from langmem_layers.semantic import render_profile
+    from langmem_layers.users import forget_user_everywhere
 
     storage = Storage(storage_dir)
     model = resolve_chat_model(None, purpose="chat") or OfflineDemoModel()

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from langmem_layers._core.background import Background
 from langmem_layers._core.checks import check_messages, check_thread_id
@@ -53,6 +53,7 @@ from langmem_layers.episodic._engine.chroma import episodes_in as _episodes
 from langmem_layers.episodic._engine.chroma import (
     require_user as _require_user,
 )
+from langmem_layers.episodic._engine.chroma import stored_message, turn_rows_in
 from langmem_layers.episodic._engine.chroma import turns_in as _turns
 from langmem_layers.episodic._engine.index import UserIndex
 from langmem_layers.episodic._engine.mirror import Mirror
@@ -80,10 +81,12 @@ from langmem_layers.safety.redaction import (
     redact_text,
     scrub,
 )
+from langmem_layers.storage.compact import ListingEmbeddings, stored_dimension, stored_embeddings_id
 from langmem_layers.storage.defaults import Storage, resolve_embeddings
 from langmem_layers.storage.embeddings import LangchainEmbeddingFunction, embeddings_id
 
 if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
     from langchain_chroma import Chroma
 
 
@@ -197,9 +200,12 @@ class EpisodeStore:
         self.embeddings = resolve_embeddings(embeddings)
         self.embeddings_id = embeddings_id(self.embeddings)
         self._ef = LangchainEmbeddingFunction(self.embeddings)
+        #: The storage folder of the embedded Chroma database (``None``: a client was given).
+        self.storage: Storage | None = None
         if client is None:
             st = storage if isinstance(storage, Storage) else Storage(storage)
             client = st.chroma_client()
+            self.storage = st
         self.client = client
         self.collection_name = collection_name
         self.collection = self._open()
@@ -541,6 +547,45 @@ class EpisodeStore:
         """Async twin of :meth:`get_turns`."""
         return await arun(self._read(user_id, lambda idx: _turns(idx, episode_id)))
 
+    @classmethod
+    def without_model(cls, source: ClientAPI | Storage) -> EpisodeStore | None:
+        """Blocking: the episode collection, opened with no embedding model.
+
+        For listing, export and deletion (``None``: no collection there; nothing is
+        created). ``source`` is a Chroma client or a storage folder (``None`` too when the folder
+        has no Chroma database). Stand-in embeddings carry the collection's own embeddings
+        id, so a folder written with any model opens, and refuse to embed a document:
+        listing and deleting need no model, and nothing may be searched or archived
+        through this store.
+        """
+        if isinstance(source, Storage):
+            if not (source.chroma_path / "chroma.sqlite3").is_file():
+                return None
+            source = source.chroma_client()
+        stored = stored_embeddings_id(source, DEFAULT_COLLECTION)
+        if stored is None:
+            return None
+        dimension = stored_dimension(source, DEFAULT_COLLECTION) or 1
+        return cls(source, embeddings=ListingEmbeddings(stored, dimension))
+
+    def turn_records(
+        self, user_id: str, episode_ids: Sequence[str]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """The turns of these episodes with what they were archived from, in order.
+
+        Per episode id, one dict per turn: ``id``, ``index`` (the message's place in
+        the session), ``role`` (the message type: ``human``, ``ai``...), ``speaker``
+        (its label), ``text`` (``"speaker: message"``, as stored) and, when the
+        message had one, ``message_id``. Unknown or other users' episodes: no entry.
+        """
+        return run(self._read(user_id, lambda idx: _turn_records(idx, episode_ids)))
+
+    async def aturn_records(
+        self, user_id: str, episode_ids: Sequence[str]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Async twin of :meth:`turn_records`."""
+        return await arun(self._read(user_id, lambda idx: _turn_records(idx, episode_ids)))
+
     def count(self, user_id: str) -> int:
         """Records (episodes + turns) stored for this user."""
         return run(self._read(user_id, len))
@@ -642,6 +687,72 @@ class EpisodeStore:
         """Async twin of :meth:`delete_episodes`."""
         return await arun(self._delete_episodes(user_id, episode_ids))
 
+    def _delete_turns(self, user_id: str, turn_ids: Sequence[str]) -> Core[list[str]]:
+        uid = _require_user(user_id)
+        if isinstance(turn_ids, str):
+            raise TypeError("turn_ids must be a list of turn ids, not one string")
+
+        def locate(idx: UserIndex) -> dict[str, list[str]]:
+            found: dict[str, list[str]] = {}
+            for rid in dict.fromkeys(turn_ids):
+                p = idx.pos.get(rid)
+                if p is not None and idx.metadatas[p].get("kind") == "turn":
+                    found.setdefault(str(idx.metadatas[p]["episode_id"]), []).append(rid)
+            return found
+
+        deleted: list[str] = []
+        by_episode = yield from self._read(uid, locate)
+        for eid, gone in by_episode.items():
+
+            def rows_of(idx: UserIndex, e: str = eid) -> tuple[Episode | None, list[Any]]:
+                return _episode(idx, e), turn_rows_in(idx, e)
+
+            ep, rows = yield from self._read(uid, rows_of)
+            if ep is None:
+                continue
+            keep = [r for r in rows if r[1] not in gone]
+            if not keep:
+                yield from self._delete_episodes(uid, [eid])
+            else:
+                # the session again without those turns; its other turns keep their places,
+                # and the summary is rebuilt from what is left (it may have quoted them)
+                size = max(ep.message_count, rows[-1][0] + 1)
+                messages: list[BaseMessage] = [HumanMessage("") for _ in range(size)]
+                for index, _rid, doc, meta in keep:
+                    messages[index] = stored_message(doc, meta)
+                yield from self._archive(uid, ep.session_id, messages, None, ep.created_at, True)
+            deleted += gone
+        return deleted
+
+    def delete_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[str]:
+        """Delete single turns of this user; returns the ids deleted (unknown ids are skipped).
+
+        Each touched episode is archived again without those turns, with an offline
+        summary of what is left (the old one may have quoted them); an episode left
+        without turns is deleted. Its remaining turns keep their order but get new ids.
+
+        Example:
+            >>> import tempfile
+            >>> from langchain_core.messages import HumanMessage
+            >>> from langmem_layers.episodic import EpisodeStore
+            >>> from langmem_layers.testing import DeterministicEmbeddings
+            >>> store = EpisodeStore(storage=tempfile.mkdtemp(),
+            ...                      embeddings=DeterministicEmbeddings())
+            >>> ep = store.archive("ada", "t1", [HumanMessage("I live in Lyon"),
+            ...                                  HumanMessage("my old PIN was 1234")])
+            >>> first, second = [tid for tid, _ in store.get_turns("ada", ep.id)]
+            >>> store.delete_turns("ada", [second]) == [second]
+            True
+            >>> [text for _, text in store.get_turns("ada", ep.id)]
+            ['user: I live in Lyon']
+
+        """
+        return run(self._delete_turns(user_id, turn_ids))
+
+    async def adelete_turns(self, user_id: str, turn_ids: Sequence[str]) -> list[str]:
+        """Async twin of :meth:`delete_turns`."""
+        return await arun(self._delete_turns(user_id, turn_ids))
+
     def _delete_user(self, user_id: str) -> Core[ForgetResult]:
         uid = _require_user(user_id)
         ids, metas = yield blocking(self._mirror.forget, uid)
@@ -656,3 +767,23 @@ class EpisodeStore:
     async def adelete_user(self, user_id: str) -> ForgetResult:
         """Async twin of :meth:`delete_user`."""
         return await arun(self._delete_user(user_id))
+
+
+def _turn_records(idx: UserIndex, episode_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for ep in episode_ids:
+        if ep not in idx.pos:
+            continue
+        turns = out.setdefault(ep, [])
+        for index, rid, doc, meta in turn_rows_in(idx, ep):
+            turn = {
+                "id": rid,
+                "index": index,
+                "role": str(meta.get("role") or "human"),
+                "speaker": str(meta.get("speaker") or ""),
+                "text": doc,
+            }
+            if meta.get("message_id"):
+                turn["message_id"] = str(meta["message_id"])
+            turns.append(turn)
+    return out

@@ -175,6 +175,10 @@ class ProfileStore:
             )
         return found
 
+    def own_store(self) -> BaseStore | None:
+        """The store given to this profile store (``None``: the running graph's store is used)."""
+        return self._store
+
     def with_store(self, store: BaseStore) -> ProfileStore:
         """A copy of this profile store bound to another ``BaseStore``."""
         twin = ProfileStore(

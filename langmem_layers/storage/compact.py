@@ -194,6 +194,39 @@ class RefusingEmbeddings(Embeddings):
         raise self._refuse()
 
 
+class ListingEmbeddings(RefusingEmbeddings):
+    """Stands in for the model when only listing (or deleting) a collection's records.
+
+    Documents are refused, as by :class:`RefusingEmbeddings`; a query gets a zero
+    vector of the collection's dimension. The episode store asks for one to size
+    the empty index of a user with no records; a search with it ranks nothing, so
+    use this only where nothing is searched (export, inspect, forget).
+    """
+
+    def __init__(self, embeddings_id: str, dimension: int) -> None:
+        super().__init__(embeddings_id)
+        self.dimension = max(1, int(dimension))
+
+    def embed_query(self, text: str) -> list[float]:
+        """A zero vector of the collection's dimension (no model is loaded)."""
+        return [0.0] * self.dimension
+
+
+def stored_dimension(client: Any, collection_name: str) -> int | None:
+    """The dimension of a collection's vectors (``None``: no such collection, or empty)."""
+    from langmem_layers.storage.embeddings import LangchainEmbeddingFunction
+
+    names = [getattr(c, "name", c) for c in client.list_collections()]
+    if collection_name not in names:
+        return None
+    probe = LangchainEmbeddingFunction(RefusingEmbeddings("unknown"))
+    coll = client.get_collection(collection_name, embedding_function=probe)
+    vectors = coll.get(limit=1, include=["embeddings"]).get("embeddings")
+    if vectors is None or len(vectors) == 0:
+        return None
+    return len(vectors[0])
+
+
 def stored_embeddings_id(client: Any, collection_name: str) -> str | None:
     """The ``embeddings_id`` a collection was written with (``None``: no such collection)."""
     from langmem_layers.storage.embeddings import LangchainEmbeddingFunction

@@ -16,13 +16,13 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
-from langmem_layers.agent.admin import aforget_user_everywhere, forget_user_everywhere
 from langmem_layers.agent.graph import build_memory_graph
 from langmem_layers.agent.sessions import end_session
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.semantic import ProfileStore
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
+from langmem_layers.users import aforget_user_everywhere, forget_user_everywhere
 
 pytestmark = pytest.mark.integration
 

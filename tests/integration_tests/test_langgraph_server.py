@@ -233,6 +233,25 @@ async def _scenario(url: str) -> None:
     assert 'location: "Oslo"' in where["messages"][-1]["content"]
     await _all_succeeded(client, second, 3)
 
+    # the memory tools, on the server's store and the run's user: saved on one thread,
+    # found on the next one; another user's run finds nothing
+    saved = await _turn(client, second, "Save a note: the spare key is under the blue pot")
+    assert any(m.get("name") == "save_memory" for m in saved["messages"])
+    third = (await client.threads.create())["thread_id"]
+    found = await _turn(client, third, "Search my memory for the spare key")
+    [result] = [m for m in found["messages"] if m.get("name") == "search_memory"]
+    assert "blue pot" in result["content"] and "<memory_search_results>" in result["content"]
+    assert "blue pot" in found["messages"][-1]["content"]
+    other = (await client.threads.create())["thread_id"]
+    out = await client.runs.wait(
+        other,
+        "memory_agent",
+        input={"messages": [{"role": "user", "content": "Search my memory for the spare key"}]},
+        context={"user_id": "someone-else@example.com"},
+    )
+    [result] = [m for m in out["messages"] if m.get("name") == "search_memory"]
+    assert "blue pot" not in result["content"]
+
 
 async def test_two_sessions_on_langgraph_dev(tmp_path: Path) -> None:
     with _langgraph_dev(tmp_path, {}) as url:

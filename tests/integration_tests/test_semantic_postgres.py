@@ -14,7 +14,6 @@ import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
-from langmem_layers.agent.admin import export_user
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.semantic import (
     OfflineProfileExtractor,
@@ -24,6 +23,7 @@ from langmem_layers.semantic import (
 from langmem_layers.semantic._merge import record_id
 from langmem_layers.semantic.types import HistoryRecord
 from langmem_layers.testing import DeterministicEmbeddings
+from langmem_layers.users import export_user
 
 # psycopg and the PostgreSQL saver/store are dev dependencies; `postgres_url` (conftest.py)
 # skips these tests when the server is unreachable, and fails them under CI=true

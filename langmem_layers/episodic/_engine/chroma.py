@@ -6,6 +6,8 @@ import json
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage
+
 from langmem_layers.episodic.types import Episode
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
 from langmem_layers.identity import normalize_user_id
@@ -99,6 +101,29 @@ def episodes_in(idx: UserIndex) -> list[Episode]:
         if idx.metadatas[p].get("kind") == "episode"
     ]
     return sorted(eps, key=lambda e: (e.created_at, e.id))
+
+
+def turn_rows_in(idx: UserIndex, episode_id: str) -> list[tuple[int, str, str, dict[str, Any]]]:
+    """``(turn index, turn id, text, metadata)`` of one episode of the index, in order."""
+    rows = [
+        (int(idx.metadatas[p].get("turn_index", 0)), idx.ids[p], idx.documents[p], idx.metadatas[p])
+        for p in idx.episode_positions(episode_id)
+        if idx.metadatas[p].get("kind") == "turn"
+    ]
+    return sorted(rows, key=lambda r: r[0])
+
+
+def stored_message(doc: str, meta: dict[str, Any]) -> BaseMessage:
+    """The message a stored turn was archived from: its role, its speaker's name, its text."""
+    label = str(meta.get("speaker") or "")
+    text = doc[len(label) + 2 :] if label and doc.startswith(f"{label}: ") else doc
+    role = str(meta.get("role") or "human")
+    named = label not in ("", "user", "assistant")
+    if role == "human":
+        return HumanMessage(text, name=label) if named else HumanMessage(text)
+    if role == "ai":
+        return AIMessage(text, name=label) if named else AIMessage(text)
+    return ChatMessage(content=text, role=label or role)
 
 
 def turns_in(idx: UserIndex, episode_id: str) -> list[tuple[str, str]]:

@@ -102,6 +102,7 @@ def test_aflush_and_aclose_do_not_block_the_loop() -> None:
 
 def test_memory_layers_own_one_executor_and_close_ends_it() -> None:
     config = MemoryConfig(background_extraction=True)
+    before = set(threading.enumerate())
     with MemoryLayers(
         config=config, storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings()
     ) as memory:
@@ -110,7 +111,8 @@ def test_memory_layers_own_one_executor_and_close_ends_it() -> None:
         memory.background.submit(time.sleep, 0.01)
     assert memory.background.closed and memory.background.pending == 0
     # the executor's workers are named langmem_<n>; close() joined them
-    assert [t.name for t in threading.enumerate() if re.fullmatch(r"langmem_\d+", t.name)] == []
+    started = set(threading.enumerate()) - before
+    assert [t.name for t in started if re.fullmatch(r"langmem_\d+", t.name)] == []
 
 
 def test_bad_worker_count_is_refused() -> None:

@@ -36,6 +36,7 @@ RANKS = {
     "semantic": 4,
     "procedural": 4,
     "config": 5,
+    "users": 5,
     "layers": 6,
     "agent": 7,
     "cli": 8,
@@ -165,8 +166,8 @@ def test_the_rules_see_a_violation() -> None:
     """The checks above can fail: a loop, a rank inversion and a private import are seen."""
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert RANKS[_part("langmem_layers.agent.graph")] > RANKS[_part("langmem_layers.episodic")]
-    assert _private_of_other_part("langmem_layers.agent.admin", "langmem_layers.semantic._backend")
-    assert not _private_of_other_part("langmem_layers.agent.admin", "langmem_layers._core.steps")
+    assert _private_of_other_part("langmem_layers.users", "langmem_layers.semantic._backend")
+    assert not _private_of_other_part("langmem_layers.users", "langmem_layers._core.steps")
 
 
 MAP_HEADING = "## Module map"

@@ -9,15 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langmem_layers.agent.admin import export_user, forget_user_everywhere, load_transcripts
 from langmem_layers.cli.chat import run_chat
 from langmem_layers.cli.main import main
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.semantic import ProfileStore
 from langmem_layers.testing import DeterministicEmbeddings
+from langmem_layers.users import export_user, forget_user_everywhere, load_transcripts
 
 
 @pytest.fixture(autouse=True)
@@ -75,8 +76,8 @@ def test_import_inspect_export_forget(tmp_path: Path, capsys: pytest.CaptureFixt
 
     code, out, _ = _run(capsys, "--storage", st, "forget", "--user", "ada@example.com", "--yes")
     assert code == 0 and "episodes=2" in out
-    code, out, _ = _run(capsys, "--storage", st, "export", "--user", "ada@example.com")
-    assert json.loads(out)["episodes"] == []
+    code, out, err = _run(capsys, "--storage", st, "export", "--user", "ada@example.com")
+    assert code == 1 and out == "" and "no data about user 'ada@example.com'" in err
     code, out, _ = _run(capsys, "--storage", st, "export", "--user", "bob")
     assert len(json.loads(out)["episodes"]) == 2  # another user's data remains
 
@@ -168,7 +169,9 @@ def test_admin_export_and_forget_are_user_scoped(episodes: EpisodeStore) -> None
     assert json.loads(json.dumps(data)) == data  # JSON-serialisable
     assert "Go" not in json.dumps(data) and "otter" not in json.dumps(data)
     assert "SQL" in json.dumps(data["store"]["semantic"])
-    counts = forget_user_everywhere("ada.l@example.com", store=store, episodes=episodes)
+    counts = forget_user_everywhere(
+        "ada.l@example.com", store=store, episodes=episodes, checkpointer=InMemorySaver()
+    )
     assert counts["episodes"] == 1 and counts["semantic"] > 0
     assert ProfileStore(store).get("ada.l@example.com").items == []
     assert ProfileStore(store).get("bob").values("skills") == ["Go"]

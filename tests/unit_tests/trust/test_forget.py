@@ -11,6 +11,7 @@ for ``expire_idle_sessions`` to archive again.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -21,14 +22,20 @@ import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
 
 from langmem_layers import MemoryLayers, Storage, build_memory_graph, end_session
-from langmem_layers.agent.admin import ForgetReport, aforget_user_everywhere, forget_user_everywhere
 from langmem_layers.agent.sessions import expire_idle_sessions
 from langmem_layers.cli.main import main
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.semantic import ProfileStore
 from langmem_layers.storage.compact import zero_hnsw_unused
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
+from langmem_layers.users import (
+    ForgetReport,
+    aforget_user_everywhere,
+    forget_user_everywhere,
+    thread_owner,
+)
 
 USERS = {
     "ada": ("qzadamarker", "Ådaçésecret", "秘密阿达"),
@@ -248,3 +255,104 @@ def test_forget_without_compaction_and_memory_argument(folder: Folder) -> None:
     assert report.compacted == () and not report.compaction_ran
     assert report.deleted["episodes"] >= 2 and report.deleted["threads"] == 3
     assert folder.memory.episodes.list_episodes("cyd") == []
+
+
+# ------------------------------------------------ forgetting says what it would skip
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Iterator[Folder]:
+    """Two users, one ended and one open thread each (lighter than ``folder``)."""
+    f = Folder(tmp_path / "small", DeterministicEmbeddings())
+    for user in ("ada", "bob"):
+        f.fill(user, threads=1, turns=2)
+    yield f
+    f.close()
+
+
+def test_forget_without_a_checkpointer_is_refused_naming_the_fix(small: Folder) -> None:
+    with pytest.raises(ConfigurationError) as err:
+        forget_user_everywhere("ada", store=small.store, episodes=small.memory.episodes)
+    message = str(err.value)
+    assert "no checkpointer" in message and "checkpointed threads" in message
+    assert "checkpointer=" in message and "storage=" in message and "memory=" in message
+    assert "skip=('threads',)" in message
+    # refused before anything was deleted
+    assert ProfileStore(small.store).get("ada").items
+    assert small.memory.episodes.list_episodes("ada")
+    assert scan(small.storage.path, "ada") > 0
+
+
+def test_skip_threads_proceeds_and_the_report_says_so(small: Folder) -> None:
+    report = forget_user_everywhere(
+        "ada", store=small.store, episodes=small.memory.episodes, skip="threads"
+    )
+    assert report.skipped == ("threads",)
+    assert report["threads"] == 0 and report["semantic"] > 0 and report["episodes"] >= 1
+    # the threads were left on purpose: they are still in the checkpoint database
+    owners = {thread_owner(t) for t in small.saver.list(None)}
+    assert "ada" in owners
+    full = forget_user_everywhere(
+        "bob", store=small.store, episodes=small.memory.episodes, checkpointer=small.saver
+    )
+    assert full.skipped == () and full["threads"] == 2
+
+
+def test_missing_store_and_episodes_are_refused_unless_skipped(small: Folder) -> None:
+    with pytest.raises(ConfigurationError) as err:
+        forget_user_everywhere("ada", checkpointer=small.saver)
+    message = str(err.value)
+    assert "no store" in message and "no episode store" in message
+    assert "skip=('store', 'episodes')" in message
+    report = forget_user_everywhere(
+        "ada", checkpointer=small.saver, skip=("episodes", "store"), compact=False
+    )
+    assert report.skipped == ("store", "episodes") and report["threads"] == 2
+    assert report["semantic"] == 0 and ProfileStore(small.store).get("ada").items
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"skip": ("threads", "profile")}, "skip= names 'profile'"),
+        ({"checkpointer": "SAVER", "skip": "threads"}, "checkpointer= is given and skip="),
+        ({"storage": "/nonexistent/langmem-folder"}, "does not exist"),
+    ],
+)
+def test_bad_skip_and_storage_arguments(small: Folder, kwargs: dict[str, Any], needle: str) -> None:
+    if kwargs.get("checkpointer") == "SAVER":
+        kwargs = {**kwargs, "checkpointer": small.saver}
+    with pytest.raises(ConfigurationError, match=re.escape(needle)):
+        forget_user_everywhere("ada", store=small.store, episodes=small.memory.episodes, **kwargs)
+
+
+def test_storage_folder_alone_supplies_every_layer(small: Folder) -> None:
+    """storage= opens the folder's store, checkpointer and episodes (no embedding model)."""
+    root = small.storage.path
+    report = forget_user_everywhere("ada", storage=str(root))
+    assert report.skipped == () and report.compaction_ran
+    d = report.deleted
+    assert d["threads"] == 2 and d["semantic"] > 0 and d["procedural"] > 0 and d["episodes"] >= 1
+    assert scan(root, "ada") == 0 and scan(root, "bob") > 0
+    reports = expire_idle_sessions(small.graph, memory=small.memory, ttl=60, now=time.time() + 3600)
+    assert {r.user_id for r in reports} == {"bob"}
+    assert small.memory.episodes.list_episodes("ada") == []
+
+
+def test_async_forget_from_the_folder_and_from_memory_layers(
+    small: Folder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small.storage.path
+    report = asyncio.run(aforget_user_everywhere("ada", storage=small.storage))
+    assert report["threads"] == 2 and report["episodes"] >= 1 and report.skipped == ()
+    assert scan(root, "ada") == 0
+    small.close()  # MemoryLayers.open below opens the folder on its own connections
+    SharedSystemClient.clear_system_cache()
+    fake = DeterministicEmbeddings()  # what the folder was written with
+    monkeypatch.setattr(
+        "langmem_layers.episodic.store.resolve_embeddings", lambda embeddings=None: fake
+    )
+    with MemoryLayers.open(root) as memory:  # store, checkpointer and episodes: all three
+        report = forget_user_everywhere("bob", memory=memory, compact=False)
+    assert report["threads"] == 2 and report["semantic"] > 0 and report["episodes"] >= 1
+    assert report.skipped == ()

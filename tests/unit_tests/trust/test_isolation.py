@@ -24,8 +24,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryConfig, MemoryLayers, ProfileStore, Storage, build_memory_graph
-from langmem_layers.agent.admin import export_user, forget_user_everywhere, import_transcripts
 from langmem_layers.agent.middleware import MemoryMiddleware
+from langmem_layers.agent.tools import create_memory_tools
 from langmem_layers.cli.main import main as cli_main
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
@@ -42,6 +42,7 @@ from langmem_layers.identity import (
 )
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
+from langmem_layers.users import export_user, forget_user_everywhere, import_transcripts
 
 # ---------------------------------------------------------------- the rule
 
@@ -159,9 +160,9 @@ class _World:
         self.store = InMemoryStore()
         self.episodes = episodes
         self.profiles = ProfileStore(self.store)
-        self.procedural = ProceduralMemory(self.store)
         self.model = FakeChatModel(default="Noted.")
-        memory = MemoryLayers(config=MemoryConfig(), episodes=episodes, procedural=self.procedural)
+        memory = MemoryLayers(config=MemoryConfig(), episodes=episodes, store=self.store)
+        self.procedural = memory.procedural
         self.graph = build_memory_graph(
             self.model, memory=memory, checkpointer=InMemorySaver(), store=self.store
         )
@@ -173,10 +174,16 @@ class _World:
             checkpointer=InMemorySaver(),
         )
         self.retrievers: dict[int, EpisodicRetriever] = {}
+        self.memory = memory
+        self.search_tool, self.save_tool = create_memory_tools(
+            memory, include=["search_memory", "save_memory"]
+        )
 
     def write(self, i: int, uid: str) -> None:
         mark = _marker(i)
         self.profiles.add(uid, "skills", f"skill {mark}")
+        # the agent's memory tool: the user comes from the run, never from an argument
+        self.save_tool.invoke({"content": f"note {mark}"}, {"configurable": {"user_id": uid}})
         self.episodes.archive(
             uid,
             "s1",
@@ -231,6 +238,12 @@ def _sync_reads(world: _World) -> list[Callable[[int, int], Any]]:
         lambda i, v: w.procedural.tool_tips(["probe"], user_id=IDS[i]),
         lambda i, v: [w.store.search(ns) for ns in user_namespaces(w.store, IDS[i])],
         lambda i, v: export_user(IDS[i], store=w.store, episodes=w.episodes),
+        # the facade and the agent's search tool, asked for the victim's marker
+        lambda i, v: w.memory.get_all(IDS[i]),
+        lambda i, v: w.memory.search(f"lucky word note {_marker(v)}", user_id=IDS[i]),
+        lambda i, v: w.search_tool.invoke(
+            {"query": f"lucky word note {_marker(v)}"}, {"configurable": {"user_id": IDS[i]}}
+        ),
         agent_read,  # create_agent + MemoryMiddleware: the prompt the model received
         graph_read,
     ]  # fmt: skip
@@ -273,7 +286,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_World]:
     """Every adversarial user written into every layer (read-only for the tests using it)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OPENAI_API_KEY", raising=False)
-        yield _build_world(tmp_path_factory.mktemp("world"), list(range(len(IDS))))
+        built = _build_world(tmp_path_factory.mktemp("world"), list(range(len(IDS))))
+        yield built
+        built.memory.close()
     SharedSystemClient.clear_system_cache()
 
 
@@ -336,7 +351,9 @@ def test_pattern_ids_forget_only_themselves(tmp_path: Any, monkeypatch: pytest.M
     episodes = {i: len(world.episodes.list_episodes(u)) for i, u in enumerate(IDS)}
     assert all(before[i] == {i} and episodes[i] > 0 for i in gone)
     for uid in patterns:
-        forget_user_everywhere(uid, store=world.store, episodes=world.episodes)
+        forget_user_everywhere(
+            uid, store=world.store, episodes=world.episodes, checkpointer=world.graph.checkpointer
+        )
     for i, uid in enumerate(IDS):
         assert _seen(world.profiles.get(uid)) == (set() if i in gone else before[i]), uid
         assert len(world.episodes.list_episodes(uid)) == (0 if i in gone else episodes[i]), uid
@@ -383,7 +400,9 @@ def test_non_string_ids_are_type_errors_in_every_layer(chroma_client: Any) -> No
         lambda b: user_namespace("semantic", b),
         lambda b: user_namespaces(store, b),
         lambda b: export_user(b, store=store, episodes=episodes),
-        lambda b: forget_user_everywhere(b, store=store, episodes=episodes),
+        lambda b: forget_user_everywhere(
+            b, store=store, episodes=episodes, checkpointer=InMemorySaver()
+        ),
     ]
     for bad in (["ada"], {"user_id": "ada"}, 42):
         for call in calls:

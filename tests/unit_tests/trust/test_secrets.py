@@ -342,7 +342,7 @@ def _run_sessions(
                 storage=storage, embeddings=DeterministicEmbeddings(), redaction=redaction
             ),
             profiles=ProfileStore(store, redaction=redaction),
-            procedural=ProceduralMemory(store, redaction=redaction),
+            store=store,
         )
         graph = build_memory_graph(
             FakeChatModel(default=_agent),
