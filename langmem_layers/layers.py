@@ -270,6 +270,10 @@ class MemoryLayers:
     def _scoped(self, user_id: str) -> str:
         """The exact user id; a store to read the profile from, or a clear error."""
         uid = normalize_user_id(user_id)
+        self._require_store()
+        return uid
+
+    def _require_store(self) -> None:
         try:
             self.profiles.store  # noqa: B018  (the property resolves the store)
         except ConfigurationError:
@@ -278,7 +282,6 @@ class MemoryLayers:
                 "MemoryLayers.open(folder), or pass MemoryLayers(store=..., checkpointer=...) "
                 "(the same store your graph or agent is compiled with)"
             ) from None
-        return uid
 
     def add(
         self, messages: str | Sequence[Any], *, user_id: str, session_id: str | None = None
@@ -295,9 +298,9 @@ class MemoryLayers:
             >>> import tempfile
             >>> from langmem_layers import MemoryLayers
             >>> with MemoryLayers.open(tempfile.mkdtemp()) as memory:
-            ...     out = memory.add([("user", "I work as a data engineer")], user_id="ada")
-            ...     [i.text for i in memory.search("what is my job?", user_id="ada")][:1]
-            ['context.role: data engineer']
+            ...     out = memory.add([("user", "We moved from MySQL to PostgreSQL")], user_id="ada")
+            ...     [i.text for i in memory.search("Which database do we use?", user_id="ada")][:2]
+            ['tech_stack.database: PostgreSQL', 'user: We moved from MySQL to PostgreSQL']
 
         """
         return run(items.add_core(self, self._scoped(user_id), messages, session_id=session_id))
@@ -452,13 +455,13 @@ class MemoryLayers:
 
         Open threads come back as archived sessions (there is no graph to resume them in).
         """
-        self._scoped(user_id or "restore")  # a store to write to
+        self._require_store()
         store = self.profiles.store
         return import_user(data, store=store, episodes=self.episodes, user_id=user_id)
 
     async def arestore(self, data: Any, *, user_id: str | None = None) -> dict[str, int]:
         """Async twin of :meth:`restore`."""
-        self._scoped(user_id or "restore")
+        self._require_store()
         store = self.profiles.store
         return await aimport_user(data, store=store, episodes=self.episodes, user_id=user_id)
 

@@ -26,9 +26,9 @@ unknown id, an empty text) come back to it as the tool's error message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
@@ -49,6 +49,8 @@ __all__ = [
     "SearchMemoryTool",
     "create_memory_tools",
 ]
+
+T = TypeVar("T")
 
 ToolName = Literal["search_memory", "save_memory", "correct_memory", "delete_memory"]
 
@@ -152,9 +154,31 @@ class _MemoryTool(BaseTool):
             )
         return self.user_id
 
-    @staticmethod
-    def _for_model(error: ConfigurationError) -> ToolException:
-        return ToolException(str(error))
+    def _guard(self, config: RunnableConfig | None, action: Callable[[str], T]) -> T:
+        """``action(user)`` for the run's user; mistakes the model can fix become its message."""
+        uid = self._user(config)
+        try:
+            return action(uid)
+        except MissingUserIdError:
+            raise
+        except ConfigurationError as e:
+            raise ToolException(str(e)) from e
+
+    async def _aguard(
+        self, config: RunnableConfig | None, action: Callable[[str], Awaitable[T]]
+    ) -> T:
+        """Async twin of :meth:`_guard`."""
+        uid = self._user(config)
+        try:
+            return await action(uid)
+        except MissingUserIdError:
+            raise
+        except ConfigurationError as e:
+            raise ToolException(str(e)) from e
+
+
+def _found(items: Sequence[MemoryItem]) -> tuple[str, list[dict[str, Any]]]:
+    return render_items(items), [i.to_dict() for i in items]
 
 
 class SearchMemoryTool(_MemoryTool):
@@ -170,17 +194,6 @@ class SearchMemoryTool(_MemoryTool):
     args_schema: type[BaseModel] = _SearchArgs
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
-    def _query(
-        self, query: str, scope: str, k: int, since: str | None, until: str | None
-    ) -> dict[str, Any]:
-        return {
-            "query": query,
-            "scope": scope,
-            "k": k,
-            "since": _date(since, "since"),
-            "until": _date(until, "until"),
-        }
-
     def _run(
         self,
         query: str,
@@ -192,15 +205,8 @@ class SearchMemoryTool(_MemoryTool):
         config: RunnableConfig,
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[dict[str, Any]]]:
-        uid = self._user(config)
-        args = self._query(query, scope, k, since, until)
-        try:
-            found: list[MemoryItem] = self.layers.search(user_id=uid, **args)
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise self._for_model(e) from e
-        return render_items(found), [i.to_dict() for i in found]
+        args = _search_args(query, scope, k, since, until)
+        return self._guard(config, lambda uid: _found(self.layers.search(user_id=uid, **args)))
 
     async def _arun(
         self,
@@ -213,15 +219,24 @@ class SearchMemoryTool(_MemoryTool):
         config: RunnableConfig,
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[dict[str, Any]]]:
-        uid = self._user(config)
-        args = self._query(query, scope, k, since, until)
-        try:
-            found: list[MemoryItem] = await self.layers.asearch(user_id=uid, **args)
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise self._for_model(e) from e
-        return render_items(found), [i.to_dict() for i in found]
+        args = _search_args(query, scope, k, since, until)
+
+        async def search(uid: str) -> tuple[str, list[dict[str, Any]]]:
+            return _found(await self.layers.asearch(user_id=uid, **args))
+
+        return await self._aguard(config, search)
+
+
+def _search_args(
+    query: str, scope: str, k: int, since: str | None, until: str | None
+) -> dict[str, Any]:
+    return {
+        "query": query,
+        "scope": scope,
+        "k": k,
+        "since": _date(since, "since"),
+        "until": _date(until, "until"),
+    }
 
 
 def _listed(verb: str, items: Sequence[MemoryItem]) -> str:
@@ -262,13 +277,10 @@ class SaveMemoryTool(_MemoryTool):
         config: RunnableConfig,
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> str:
-        uid = self._user(config)
-        try:
+        def save(uid: str) -> str:
             return _listed("Saved", self.layers.save(content, user_id=uid, field=field, key=key))
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise self._for_model(e) from e
+
+        return self._guard(config, save)
 
     async def _arun(
         self,
@@ -279,15 +291,11 @@ class SaveMemoryTool(_MemoryTool):
         config: RunnableConfig,
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> str:
-        uid = self._user(config)
-        try:
-            return _listed(
-                "Saved", await self.layers.asave(content, user_id=uid, field=field, key=key)
-            )
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise self._for_model(e) from e
+        async def save(uid: str) -> str:
+            saved = await self.layers.asave(content, user_id=uid, field=field, key=key)
+            return _listed("Saved", saved)
+
+        return await self._aguard(config, save)
 
 
 class CorrectMemoryTool(_MemoryTool):
@@ -309,13 +317,10 @@ class CorrectMemoryTool(_MemoryTool):
         config: RunnableConfig,
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> str:
-        uid = self._user(config)
-        try:
+        def correct(uid: str) -> str:
             return _listed("Corrected", [self.layers.update(id, content, user_id=uid)])
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise self._for_model(e) from e
+
+        return self._guard(config, correct)
 
     async def _arun(
         self,
@@ -325,14 +330,10 @@ class CorrectMemoryTool(_MemoryTool):
         config: RunnableConfig,
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> str:
-        uid = self._user(config)
-        try:
-            item = await self.layers.aupdate(id, content, user_id=uid)
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise self._for_model(e) from e
-        return _listed("Corrected", [item])
+        async def correct(uid: str) -> str:
+            return _listed("Corrected", [await self.layers.aupdate(id, content, user_id=uid)])
+
+        return await self._aguard(config, correct)
 
 
 def _deleted(memory_id: str, done: bool) -> str:
@@ -356,13 +357,7 @@ class DeleteMemoryTool(_MemoryTool):
         config: RunnableConfig,
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> str:
-        uid = self._user(config)
-        try:
-            return _deleted(id, self.layers.delete(id, user_id=uid))
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise self._for_model(e) from e
+        return self._guard(config, lambda uid: _deleted(id, self.layers.delete(id, user_id=uid)))
 
     async def _arun(
         self,
@@ -371,13 +366,10 @@ class DeleteMemoryTool(_MemoryTool):
         config: RunnableConfig,
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> str:
-        uid = self._user(config)
-        try:
+        async def delete(uid: str) -> str:
             return _deleted(id, await self.layers.adelete(id, user_id=uid))
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise self._for_model(e) from e
+
+        return await self._aguard(config, delete)
 
 
 _TOOLS: dict[str, type[_MemoryTool]] = {

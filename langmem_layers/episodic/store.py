@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
@@ -567,6 +567,24 @@ class EpisodeStore:
             return None
         dimension = stored_dimension(source, DEFAULT_COLLECTION) or 1
         return cls(source, embeddings=ListingEmbeddings(stored, dimension))
+
+    @staticmethod
+    def turn_message(turn: Mapping[str, Any]) -> BaseMessage:
+        """The message a turn (one of :meth:`turn_records`, or an export's) was archived from.
+
+        Its ``text`` is ``"speaker: message"``; ``role`` the message type (``human``,
+        ``ai``, ``tool``...; ``user``/``assistant`` too), ``speaker`` its label and
+        ``message_id`` (optional) the message's id.
+
+        Example:
+            >>> from langmem_layers.episodic import EpisodeStore
+            >>> msg = EpisodeStore.turn_message(
+            ...     {"text": "Caroline: I paint", "role": "human", "speaker": "Caroline"})
+            >>> msg.type, msg.name, msg.content
+            ('human', 'Caroline', 'I paint')
+
+        """
+        return stored_message(str(turn.get("text", "")), turn)
 
     def turn_records(
         self, user_id: str, episode_ids: Sequence[str]

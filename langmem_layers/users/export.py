@@ -223,10 +223,6 @@ def _items(raw: Any, key: str, where: str) -> list[Any]:
     return raw
 
 
-def _name(speaker: str, default: str) -> str | None:
-    return None if speaker in ("", default) else speaker
-
-
 def _rebuild(role: str, content: str, name: str | None) -> BaseMessage:
     """The message of one exported role (a turn's or a thread message's)."""
     role = role.strip().lower()
@@ -249,23 +245,15 @@ def _turn_message(raw: Mapping[str, Any], where: str) -> tuple[int | None, BaseM
     speaker = raw.get("speaker")
     if not isinstance(speaker, str) or not speaker:  # an export without speakers
         speaker = text.split(": ", 1)[0] if ": " in text else ""
-    content = text[len(speaker) + 2 :] if speaker and text.startswith(f"{speaker}: ") else text
     role = raw.get("role")
     if not isinstance(role, str) or not role:
         role = {"user": "user", "assistant": "assistant", "system": "system"}.get(speaker, "")
         role = role or ("tool" if speaker.startswith("tool") else "user")
-    role = role.strip().lower()
-    if role in ("user", "human"):
-        name = _name(speaker, "user")
-    elif role in ("assistant", "ai"):
-        name = _name(speaker, "assistant")
-    elif role in ("tool", "function"):
-        name = speaker.partition(" ")[2] or None
-    else:
-        name = speaker or None
-    msg = _rebuild(role, content, name)
-    if isinstance(raw.get("message_id"), str) and raw["message_id"]:
-        msg.id = raw["message_id"]
+    message_id = raw.get("message_id")
+    turn = {"text": text, "role": role, "speaker": speaker}
+    if isinstance(message_id, str) and message_id:
+        turn["message_id"] = message_id
+    msg = EpisodeStore.turn_message(turn)
     index = raw.get("index")
     if index is None and isinstance(raw.get("id"), str):
         found = re.search(r":t(\d+)$", raw["id"])

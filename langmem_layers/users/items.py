@@ -205,9 +205,13 @@ def _since(value: datetime | float | None) -> float | None:
 
 
 def _profile_hits(
-    items: Sequence[ProfileItem], query: str, named: Sequence[str]
+    items: Sequence[ProfileItem], query: str, named: Sequence[str], *, every: bool = False
 ) -> list[MemoryItem]:
-    """Profile items the query names (its field or key) or shares words with, best first."""
+    """Profile items the query names (its field or key) or shares words with, best first.
+
+    ``every``: the others too, after them (a search of the profile alone wants the
+    profile: it is small, and the user's words for a thing need not be its field's).
+    """
     words = set(tokenize(query))
     hits = []
     for item in items:
@@ -218,7 +222,7 @@ def _profile_hits(
             1.0 if item.field in named and (item.key is None or item.key in query.lower()) else 0.0
         )
         score = max(score, overlap)
-        if score > 0:
+        if score > 0 or every:
             hits.append(profile_item(item, round(score, 4)))
     return sorted(hits, key=lambda h: (-h.score, -float(h.metadata["importance"]), h.id))
 
@@ -245,7 +249,8 @@ def search_core(
     found: list[MemoryItem] = []
     if scope in ("all", "profile") and lo is None and hi is None:
         profile = yield twin(layers.profiles.get, layers.profiles.aget, uid)
-        found += _profile_hits(profile.items, query, named_fields(profile, query))[:k]
+        named = named_fields(profile, query)
+        found += _profile_hits(profile.items, query, named, every=scope == "profile")[:k]
     if scope != "profile":
         kinds = {"episodes": ("episode",), "turns": ("turn",)}.get(scope, ("episode", "turn"))
         options: dict[str, Any] = {"since": lo} if lo is not None else {}

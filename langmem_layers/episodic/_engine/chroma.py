@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 from langmem_layers.episodic.types import Episode
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
@@ -113,17 +122,34 @@ def turn_rows_in(idx: UserIndex, episode_id: str) -> list[tuple[int, str, str, d
     return sorted(rows, key=lambda r: r[0])
 
 
-def stored_message(doc: str, meta: dict[str, Any]) -> BaseMessage:
-    """The message a stored turn was archived from: its role, its speaker's name, its text."""
+def stored_message(doc: str, meta: Mapping[str, Any]) -> BaseMessage:
+    """The message a stored turn was archived from: its role, speaker's name, text and id.
+
+    ``doc`` is the turn's text (``"speaker: message"``); ``meta`` its ``role`` (the
+    message type, or an exported role: ``user``, ``assistant``...), ``speaker`` and,
+    when the message had one, ``message_id``.
+    """
     label = str(meta.get("speaker") or "")
     text = doc[len(label) + 2 :] if label and doc.startswith(f"{label}: ") else doc
-    role = str(meta.get("role") or "human")
-    named = label not in ("", "user", "assistant")
-    if role == "human":
-        return HumanMessage(text, name=label) if named else HumanMessage(text)
-    if role == "ai":
-        return AIMessage(text, name=label) if named else AIMessage(text)
-    return ChatMessage(content=text, role=label or role)
+    role = str(meta.get("role") or "human").strip().lower()
+    msg: BaseMessage
+    if role in ("human", "user"):
+        msg = HumanMessage(text, name=None if label in ("", "user") else label)
+    elif role in ("ai", "assistant"):
+        msg = AIMessage(text, name=None if label in ("", "assistant") else label)
+    elif role == "system":
+        msg = SystemMessage(text)
+    elif role in ("tool", "function"):
+        name = label.partition(" ")[2] or None  # "tool <name>"
+        if role == "tool":
+            msg = ToolMessage(text, tool_call_id="archived", name=name)
+        else:
+            msg = FunctionMessage(content=text, name=name or "function")
+    else:
+        msg = ChatMessage(content=text, role=label or role)
+    if meta.get("message_id"):
+        msg.id = str(meta["message_id"])
+    return msg
 
 
 def turns_in(idx: UserIndex, episode_id: str) -> list[tuple[str, str]]:

@@ -169,3 +169,38 @@ def test_the_async_twins_do_the_same() -> None:
 
     texts, counted, gone = asyncio.run(scenario())
     assert "Kim's call sign is Falcon" in texts and counted == 3 and gone
+
+
+def test_export_then_restore_into_other_layers() -> None:
+    source, target = _memory(), _memory()
+    source.add([("user", "I work as a data engineer"), ("assistant", "Noted.")], user_id="ada")
+    source.save("Emma is my sister", user_id="ada")
+    data = source.export("ada")
+    assert data["format"] == "langmem_layers.export/1" and data["user_id"] == "ada"
+    counts = target.restore(data)
+    assert counts and target.profiles.get("ada").get("context", "role") == "data engineer"
+    assert [n["text"] for n in target.get_all("ada")["notes"]] == ["Emma is my sister"]
+    assert target.search("sister", user_id="ada", scope="notes")[0].text == "Emma is my sister"
+
+    def items(export: dict) -> list:  # the store's own write time cannot be kept
+        return [
+            {k: v for k, v in r.items() if k != "updated_at"}
+            for layer in export["store"].values()
+            for r in layer
+        ]
+
+    assert items(asyncio.run(target.aexport("ada"))) == items(data)
+
+
+def test_a_profile_search_returns_the_profile_matching_items_first() -> None:
+    memory = _memory()
+    memory.save("data engineer", user_id="ada", field="context", key="role")
+    memory.save("PostgreSQL", user_id="ada", field="tech_stack", key="database")
+    found = memory.search("what is my job?", user_id="ada", scope="profile")
+    assert {i.text for i in found} == {
+        "context.role: data engineer",
+        "tech_stack.database: PostgreSQL",
+    }
+    assert memory.search("database", user_id="ada", scope="profile")[0].text.endswith("PostgreSQL")
+    # in "all", only the items the question names or shares words with
+    assert [i.kind for i in memory.search("what is my job?", user_id="ada")] == []
