@@ -1,27 +1,34 @@
-"""The lexical side of episodic recall: a BM25 index, time and name cues, dates.
+"""The lexical side of episodic recall: a BM25 index, time, name and change cues, dates.
 
 The tokens the index holds come from :func:`langmem_layers._core.text.tokenize`.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from importlib.resources import files
 
 import numpy as np
 
-from langmem_layers._core.text import has_cjk
+from langmem_layers._core.text import has_cjk, split_sentences, tokenize
 
 __all__ = [
+    "CHANGE_CUES",
+    "CHANGE_TOKENS",
     "BM25Index",
+    "asks_present",
     "asks_when",
+    "drop_change_cues",
     "format_date",
     "format_datetime",
     "mentions_time",
     "names_in",
+    "states_change",
 ]
 
 _TIME_EXPR = re.compile(
@@ -35,6 +42,200 @@ _TIME_EXPR = re.compile(
 _WHEN = re.compile(
     r"\b(when|how long|what (year|month|date|day|time))\b|什么时候|哪天|哪一年|多久", re.IGNORECASE
 )
+
+
+# The cue words are data, in ``_core/data/words.json`` (read once, at import). A ``*`` in
+# a Chinese cue is a gap of one to three characters inside a clause ("不*了": "不喝咖啡了").
+_CUES: dict[str, list[str]] = json.loads(
+    files("langmem_layers._core").joinpath("data", "words.json").read_text(encoding="utf-8")
+)
+#: The cue words of a change of state: a new value ("replaced", "switched", "换成"), or
+#: the end of one ("no longer", "不再"; these already hold their negation).
+CHANGE_CUES: tuple[str, ...] = (
+    *_CUES["change_cues_en"],
+    *_CUES["change_cues_zh"],
+    *_CUES["stop_cues_en"],
+    *_CUES["stop_cues_zh"],
+)
+
+
+_EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_ZH_GAP = r"[^\s，。！？、；：,.!?;:]{1,3}"  # a short gap inside a Chinese clause
+
+
+class _Cues:
+    """Cue phrases: whole English words or phrases, Chinese substrings.
+
+    An English cue is a word (a set lookup) or a phrase (a substring of the text's
+    words joined by single spaces); a Chinese cue is a substring, or a regular
+    expression when it has a ``*`` gap. With ``negations`` (words, characters) a cue
+    right after a negation does not count: "I won't quit", "我没换成". ``exceptions``
+    are English phrases that hold a cue word but never count ("dropped off").
+    A cue list is about a hundred strings, matched against every candidate of a
+    recall: this keeps that cheap.
+    """
+
+    def __init__(
+        self,
+        cues: Iterable[str],
+        *,
+        negations: Iterable[str] = (),
+        exceptions: Iterable[str] = (),
+    ) -> None:
+        self.words: set[str] = set()
+        self.phrases: list[str] = []
+        self.zh: list[str] = []
+        gaps: list[str] = []
+        for cue in sorted({c.strip().lower() for c in cues}, key=len, reverse=True):
+            if has_cjk(cue):
+                if "*" in cue:
+                    gaps.append(_ZH_GAP.join(re.escape(p.strip()) for p in cue.split("*")))
+                else:
+                    self.zh.append(cue)
+            elif " " in cue:
+                self.phrases.append(f" {' '.join(cue.split())} ")
+            else:
+                self.words.add(cue)
+        self.zh_gap = re.compile("|".join(gaps)) if gaps else None
+        self.neg_en = {n for n in negations if not has_cjk(n)}
+        self.neg_zh = "".join(n for n in negations if has_cjk(n))
+        self.exceptions = [f" {' '.join(e.lower().split())} " for e in exceptions]
+
+    def _negated_en(self, words: list[str], i: int) -> bool:
+        if not self.neg_en:
+            return False
+        before = words[max(0, i - 3) : i]
+        return any(w in self.neg_en or w.endswith("n't") for w in before)
+
+    def _hit_en(self, words: list[str]) -> bool:
+        if not (self.words or self.phrases):
+            return False
+        for i, w in enumerate(words):
+            if w in self.words and not self._negated_en(words, i):
+                return True
+        if not self.phrases:
+            return False
+        joined = f" {' '.join(words)} "
+        for phrase in self.phrases:
+            start = joined.find(phrase)
+            while start >= 0:
+                if not self._negated_en(words, joined.count(" ", 0, start)):
+                    return True
+                start = joined.find(phrase, start + 1)
+        return False
+
+    def _hit_zh(self, text: str) -> bool:
+        spans = [m.start() for z in self.zh for m in re.finditer(re.escape(z), text)]
+        if self.zh_gap is not None:
+            spans += [m.start() for m in self.zh_gap.finditer(text)]
+        neg = self.neg_zh
+        return any(not (neg and set(text[max(0, s - 2) : s]) & set(neg)) for s in spans)
+
+    def search(self, text: str) -> bool:
+        """Whether ``text`` holds a cue (not negated, not inside an exception)."""
+        low = text.lower().replace("\u2019", "'")
+        words = _EN_WORD.findall(low)
+        if self.exceptions and (self.words or self.phrases):
+            joined = f" {' '.join(words)} "
+            for e in self.exceptions:
+                joined = joined.replace(e, " ")
+            words = joined.split()
+        if self._hit_en(words):
+            return True
+        if not (self.zh or self.zh_gap) or not has_cjk(low):
+            return False
+        if not any(z in low for z in self.zh) and not (self.zh_gap and self.zh_gap.search(low)):
+            return False  # the common case, without building spans
+        return self._hit_zh(low)
+
+    def drop_zh(self, text: str) -> str:
+        """``text`` with its Chinese cues blanked out."""
+        for z in self.zh:
+            if z in text:
+                text = text.replace(z, " ")
+        if self.zh_gap is not None:
+            text = self.zh_gap.sub(" ", text)
+        return text
+
+
+_CHANGE = _Cues(
+    [*_CUES["change_cues_en"], *_CUES["change_cues_zh"]],
+    negations=[*_CUES["negations_en"], *_CUES["negations_zh"]],
+    exceptions=_CUES["change_exceptions_en"],
+)
+_STOP = _Cues([*_CUES["stop_cues_en"], *_CUES["stop_cues_zh"]])
+_PAST = _Cues([*_CUES["past_cues_en"], *_CUES["past_cues_zh"]])
+_PAST_TENSE = _Cues(_CUES["past_tense_en"])
+_PRESENT = _Cues(_CUES["present_cues_en"])
+#: The tokens (:func:`~langmem_layers._core.text.tokenize`) of the English change cues.
+CHANGE_TOKENS = frozenset(
+    t for cue in (*_CUES["change_cues_en"], *_CUES["stop_cues_en"]) for t in tokenize(cue)
+)
+# a year or a calendar date names a point in time, not the present state
+_DATED = re.compile(
+    r"(?<!\d)(?:19|20)\d\d(?!\d)|\d{1,2}\s*月|[一二三四五六七八九十]{1,2}月\S{0,3}[日号]"
+)
+
+
+def states_change(text: str) -> bool:
+    """True if a sentence of ``text`` (not a question) states a change of state.
+
+    A change of state is a replacement, a move, a stop or a new current value:
+    "I replaced my laptop with a MacBook Air", "we moved from MySQL to PostgreSQL",
+    "I no longer drink coffee", "我把尼康换成了索尼", "现在改用飞书" (the cue words
+    :data:`CHANGE_CUES` are data, ``_core/data/words.json``).
+
+    Example:
+        >>> from langmem_layers.episodic._engine.bm25 import states_change
+        >>> states_change("I sold my Vespa, I cycle to work now."), states_change("我不再喝咖啡了")
+        (True, True)
+        >>> states_change("My bike is a red Vespa."), states_change("Did you switch to Go?")
+        (False, False)
+
+    """
+    if not (_CHANGE.search(text) or _STOP.search(text)):  # most turns: no cue at all
+        return False
+    return any(
+        _CHANGE.search(s) or _STOP.search(s)
+        for s in split_sentences(text)
+        if not s.endswith(("?", "？"))
+    )
+
+
+def drop_change_cues(text: str) -> str:
+    """``text`` with its Chinese change cues (:data:`CHANGE_CUES`) blanked out.
+
+    English cue words are whole tokens (:data:`CHANGE_TOKENS` drops them); a Chinese
+    cue is glued to its neighbours, and would leave bigrams such as "康换" behind.
+
+    Example:
+        >>> from langmem_layers.episodic._engine.bm25 import drop_change_cues
+        >>> drop_change_cues("我把尼康换成了索尼")
+        '我把尼康 了索尼'
+
+    """
+    return _STOP.drop_zh(_CHANGE.drop_zh(text))
+
+
+def asks_present(query: str) -> bool:
+    """True if a query asks about the present state, not about the past.
+
+    The present is the default: a question is about the past when it asks for a
+    time (:func:`asks_when`), names a year or a date, says so ("before", "used to",
+    "以前", "去年"), or is in the past tense ("did", "was") without "now",
+    "still" or "currently".
+
+    Example:
+        >>> from langmem_layers.episodic._engine.bm25 import asks_present
+        >>> asks_present("What phone do I have?"), asks_present("Do I still run?")
+        (True, True)
+        >>> asks_present("What phone did I have before?"), asks_present("去年我住在哪里？")
+        (False, False)
+
+    """
+    if asks_when(query) or _DATED.search(query) or _PAST.search(query):
+        return False
+    return not (_PAST_TENSE.search(query) and not _PRESENT.search(query))
 
 
 def mentions_time(text: str) -> bool:

@@ -9,8 +9,22 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from langmem_layers._core.text import content_words, is_role_label, tokenize
-from langmem_layers.episodic._engine.bm25 import BM25Index, format_datetime, mentions_time
+from langmem_layers._core.text import (
+    SMALL_TALK_EN,
+    STOP_WORDS_ZH,
+    content_words,
+    has_cjk,
+    is_role_label,
+    tokenize,
+)
+from langmem_layers.episodic._engine.bm25 import (
+    CHANGE_TOKENS,
+    BM25Index,
+    drop_change_cues,
+    format_datetime,
+    mentions_time,
+    states_change,
+)
 from langmem_layers.episodic._engine.ivf import IVFIndex
 
 __all__ = [
@@ -24,6 +38,8 @@ __all__ = [
     "lexical_tokens",
     "session_context",
     "substance",
+    "supersede",
+    "topic_words",
     "turn_id",
 ]
 
@@ -213,6 +229,9 @@ class UserIndex:
         self._last_turn: dict[tuple[str, int], int] = {}
         self._ivf: IVFIndex | None = None
         self._text_bytes = 0
+        # per position, filled on first use by recall (a position never changes its text)
+        self._changes: dict[int, bool] = {}
+        self._topics: dict[int, frozenset[str]] = {}
 
     def ivf(self) -> IVFIndex:
         """The IVF index over all vectors, built lazily and rebuilt when the data doubled."""
@@ -390,6 +409,21 @@ class UserIndex:
             self.speakers.append(name)
         return code
 
+    def states_change(self, p: int) -> bool:
+        """Whether record ``p`` is a turn stating a change of state (computed once, kept)."""
+        change = self._changes.get(p)
+        if change is None:
+            doc = self.documents[p]
+            change = self._changes[p] = bool(self.is_turn.view[p]) and states_change(doc)
+        return change
+
+    def topic_words(self, p: int) -> frozenset[str]:
+        """The :func:`topic_words` of record ``p`` (computed once, kept)."""
+        words = self._topics.get(p)
+        if words is None:
+            words = self._topics[p] = topic_words(self.documents[p])
+        return words
+
     def touch(self, positions: Sequence[int], now: float) -> None:
         """Record an access in the in-memory columns and metadata."""
         acc = self.accessed.view
@@ -448,3 +482,86 @@ def session_context(
         return out
     scaled = np.where(seen, (best - lo) / (hi - lo), 0.0).astype(np.float32)
     return cast(np.ndarray, scaled[episode])
+
+
+def topic_words(document: str) -> frozenset[str]:
+    """The tokens of a record that can name what it is about.
+
+    Its BM25 tokens (:func:`~langmem_layers._core.text.tokenize`, without the speaker
+    label) less what names no topic: numbers, English words of one or two letters and
+    small talk, single Chinese characters and bigrams holding a function character
+    (``STOP_WORDS_ZH``); the change cues ("replaced", "换成", "不再") are left out first.
+
+    Example:
+        >>> from langmem_layers.episodic._engine.index import topic_words
+        >>> sorted(topic_words("user: I replaced my laptop with a MacBook Air"))
+        ['air', 'laptop', 'macbook']
+        >>> sorted(topic_words("user: 我把尼康换成了索尼"))
+        ['尼康', '索尼']
+
+    """
+    text = drop_change_cues(document.partition(": ")[2] or document)
+    out = set()
+    for tok in tokenize(text):
+        if tok in CHANGE_TOKENS:
+            continue
+        if has_cjk(tok):
+            if len(tok) == 2 and not (set(tok) & STOP_WORDS_ZH):
+                out.add(tok)
+        elif len(tok) >= 3 and not tok.isdigit() and tok not in SMALL_TALK_EN:
+            out.add(tok)
+    return frozenset(out)
+
+
+def supersede(idx: UserIndex, score: np.ndarray, pool: int, margin: float = 1e-4) -> np.ndarray:
+    """Scores where a statement of a change ranks above the older records it replaces.
+
+    Among the ``pool`` best records by ``score`` (the candidates: they share the
+    query's topic), a turn that states a change of state
+    (:func:`~langmem_layers.episodic._engine.bm25.states_change`: "I replaced my
+    laptop with a MacBook Air", "我把尼康换成了索尼", not "I won't quit") supersedes
+    every older candidate that shares one of its :func:`topic_words` (what was
+    replaced, or its kind: "laptop", "尼康"), unless the two are turns of different
+    named speakers (one person's change replaces nothing another said; role labels
+    such as "user" are not names). It is raised to ``margin`` above the best of
+    them; nothing else moves. Changes are taken oldest first, so of a chain of
+    changes the latest ends on top. Older means an earlier session, or an earlier
+    turn of the same session. Records outside the pool, and every record when no
+    candidate states a change, keep their scores.
+
+    Returns:
+        ``score`` itself when no score changes, else a changed copy.
+
+    """
+    finite = np.flatnonzero(np.isfinite(score))
+    if finite.size < 2 or pool < 2:
+        return score
+    if finite.size > pool:
+        finite = finite[np.argpartition(-score[finite], pool - 1)[:pool]]
+    cand = finite.tolist()
+    changes = [p for p in cand if idx.states_change(p)]
+    if not changes:
+        return score
+    created, episode = idx.created.view, idx.episode.view
+
+    def when(p: int) -> tuple[float, int]:
+        return float(created[p]), int(idx.metadatas[p].get("turn_index", -1))
+
+    speaker = idx.speaker.view
+
+    def older(o: int, c: int) -> bool:
+        if speaker[o] >= 0 and speaker[c] >= 0 and speaker[o] != speaker[c]:
+            return False  # one named person's change does not replace what another said
+        if created[o] != created[c]:
+            return bool(created[o] < created[c])
+        return bool(episode[o] == episode[c]) and when(o)[1] < when(c)[1]
+
+    out = score
+    for c in sorted(changes, key=when):
+        words = idx.topic_words(c)
+        replaced = [o for o in cand if o != c and older(o, c) and words & idx.topic_words(o)]
+        top = max((float(out[o]) for o in replaced), default=-np.inf) + margin
+        if top > out[c]:
+            out = out.copy() if out is score else out
+            out[c] = top
+    return out
