@@ -527,10 +527,10 @@ def delete_core(
         gone = yield twin(episodes.delete_turns, episodes.adelete_turns, uid, [rid])
         return bool(gone)
     ep = yield twin(episodes.get_episode, episodes.aget_episode, uid, rid)
-    if ep is None or (kind == "note") != is_note(ep.session_id):
+    if ep is None or (kind == "note" and not is_note(ep.session_id)):
         return False
     yield twin(episodes.delete_episodes, episodes.adelete_episodes, uid, [rid])
-    if kind == "note":
+    if is_note(ep.session_id):  # by its note: or its episode: id, the notes' history says so
         yield from _log_note(layers, uid, _note_record("removed", rid, ep.summary, None, reason))
     return True
 
