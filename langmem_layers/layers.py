@@ -79,6 +79,10 @@ class MemoryLayers:
             Its calls are bounded by ``config.model_timeout_s``, guarded by one
             circuit per endpoint and sent in OpenAI's strict schema subset (see the
             README's "Using a real or local model").
+        store: The LangGraph ``BaseStore`` of the profile and the tool log; without
+            it, the running graph's store (and the facade works only inside a run).
+        checkpointer: The checkpointer of the agent's threads: what :meth:`forget`
+            deletes them from and :meth:`export` reads open threads from.
 
     Attributes:
         config: The :class:`~langmem_layers.MemoryConfig`.
@@ -91,6 +95,9 @@ class MemoryLayers:
             (every ``config.extract_every`` user turns, and at session end).
         policy: The episodic :class:`~langmem_layers.episodic.WritePolicy`.
         counter: The token counter shared by every budget.
+        store: The store given (``store=``, the one of ``profiles=``, or :meth:`open`'s).
+        checkpointer: The checkpointer given (or :meth:`open`'s).
+        storage: The storage folder of the default episode store.
         recall_node: Recalls episodes for the latest user turn (``recalled_episodes``).
         window_node: Keeps ``messages`` + ``summary`` within ``config.window_tokens``.
         tool_hooks: Records each tool call's outcome (``wrap_tool_call`` hooks).
