@@ -33,17 +33,7 @@ from langmem_layers.testing import DeterministicEmbeddings
 
 from .test_export_import import episode_view, fill, store_view
 
-
-@pytest.fixture(autouse=True)
-def _fake_default_embeddings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """``import`` opens the episode store on the default embeddings: the fast fake here."""
-    fake = DeterministicEmbeddings()
-    monkeypatch.setattr(
-        "langmem_layers.episodic.store.resolve_embeddings", lambda embeddings=None: fake
-    )
-    SharedSystemClient.clear_system_cache()
-    yield
-    SharedSystemClient.clear_system_cache()
+pytestmark = pytest.mark.usefixtures("fake_default_embeddings")
 
 
 @pytest.fixture(scope="module")

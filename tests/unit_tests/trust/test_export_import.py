@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,16 +41,7 @@ from langmem_layers.users import (
 EPISODE_VOLATILE = ("id", "last_accessed", "access_count")
 
 
-@pytest.fixture(autouse=True)
-def _fake_default_embeddings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """MemoryLayers.open uses the default embeddings: the fast fake here."""
-    fake = DeterministicEmbeddings()
-    monkeypatch.setattr(
-        "langmem_layers.episodic.store.resolve_embeddings", lambda embeddings=None: fake
-    )
-    SharedSystemClient.clear_system_cache()
-    yield
-    SharedSystemClient.clear_system_cache()
+pytestmark = pytest.mark.usefixtures("fake_default_embeddings")
 
 
 def fill(folder: Path) -> None:
