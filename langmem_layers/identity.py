@@ -16,9 +16,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from langmem_layers._core.checks import check_thread_id
+from langmem_layers._core.checks import MAX_ID_LENGTH, check_agent_id, check_thread_id, id_problem
 from langmem_layers._core.steps import Core, arun, run, store_call
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 
@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 NAMESPACE_ROOT = "langmem_layers"
-MAX_USER_ID_LENGTH = 512
-"""Longest accepted user id, in characters, after surrounding whitespace is stripped."""
+MAX_USER_ID_LENGTH = MAX_ID_LENGTH
+"""Longest accepted user id, in characters (thread and agent ids have the same limit)."""
 
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 _ENCODE = {"%": "%25", ".": "%2E", "*": "%2A", "\x00": "%00"}
@@ -159,37 +159,43 @@ def _forbidden_character(value: str) -> str | None:
 
 
 def normalize_user_id(value: Any) -> str:
-    r"""Validate a user id and return its one canonical form (the only identity rule).
+    r"""Validate a user id and return it exactly as given (the only identity rule).
 
     Every layer, node, middleware, admin function and the CLI passes user ids
-    through this function, so one person has exactly one id everywhere:
+    through this function. A user id is an opaque string: it is compared and
+    stored exactly as given, or refused; it is never rewritten, so two distinct
+    strings are always two users (they come from an identity provider or a
+    database, where ``"ada"`` and ``" ada"`` are two accounts):
 
     * the id must be a ``str``: anything else (``int``, ``list``, ``dict``,
       ``bytes``...) is a ``TypeError``, never silently ``str()``-ed; ``None``
-      means "no id" and is a :class:`~langmem_layers.errors.MissingUserIdError`;
-    * surrounding whitespace is **stripped** (``" ada "`` is ``"ada"``);
-      nothing else is changed: no case folding, no Unicode normalisation;
-    * empty after stripping: :class:`~langmem_layers.errors.MissingUserIdError`;
-    * control characters anywhere (``\n``, ``\r``, ``\t``, ``\x00``, other
-      C0/C1 controls, U+2028, U+2029, lone surrogates) and ids longer than
-      ``MAX_USER_ID_LENGTH`` (512) characters: :class:`~langmem_layers.errors.ConfigurationError`;
-    * every other character is literal: ``*``, ``?``, ``%``, ``_``, ``.``, ``/``,
-      quotes, backslashes and CJK are matched exactly, never as patterns.
+      means "no id" and is a :class:`~langmem_layers.errors.MissingUserIdError`,
+      as is an empty or all-whitespace id;
+    * refused with a :class:`~langmem_layers.errors.ConfigurationError`:
+      whitespace or an invisible format character at either end (``" ada"``,
+      ``"ada\u00a0"``, a leading byte-order mark), control characters anywhere
+      (``\n``, ``\r``, ``\t``, ``\x00``, other C0/C1 controls, U+2028, U+2029,
+      lone surrogates), and more than ``MAX_USER_ID_LENGTH`` (512) characters;
+    * nothing else is changed: no case folding (``"Ada"`` and ``"ada"`` are two
+      users), no Unicode normalisation; ``*``, ``?``, ``%``, ``_``, ``.``, ``/``,
+      quotes, backslashes, inner spaces and CJK are matched literally, never as
+      patterns.
 
     Args:
         value: The user id as received (argument, ``Runtime.context``, config).
 
     Returns:
-        The canonical id.
+        ``value`` itself.
 
     Raises:
         TypeError: ``value`` is not a string.
         MissingUserIdError: ``value`` is ``None`` or blank.
-        ConfigurationError: a control character, or longer than 512 characters.
+        ConfigurationError: surrounding whitespace, a control character, or
+            longer than 512 characters.
 
     Example:
         >>> from langmem_layers.identity import normalize_user_id
-        >>> normalize_user_id("  ada@example.com ")
+        >>> normalize_user_id("ada@example.com")
         'ada@example.com'
         >>> normalize_user_id("*")  # a literal id, not a wildcard
         '*'
@@ -197,11 +203,14 @@ def normalize_user_id(value: Any) -> str:
         Traceback (most recent call last):
         ...
         TypeError: user_id must be a str, got int (42); pass the id as text, e.g. user_id=str(...)
-        >>> try:
-        ...     normalize_user_id("ada\n")
-        ... except ValueError as err:
-        ...     type(err).__name__
-        'ConfigurationError'
+        >>> for bad in ("ada\n", " ada", "ada\u00a0"):
+        ...     try:
+        ...         normalize_user_id(bad)
+        ...     except ValueError as err:
+        ...         print(type(err).__name__)
+        ConfigurationError
+        ConfigurationError
+        ConfigurationError
 
     """
     if value is None:
@@ -216,24 +225,14 @@ def normalize_user_id(value: Any) -> str:
             f"user_id must be a str, got {type(value).__name__} ({shown}); "
             "pass the id as text, e.g. user_id=str(...)"
         )
-    bad = _forbidden_character(value)
-    if bad is not None:
-        shown = repr(value) if len(value) <= 80 else repr(value[:77]) + "..."
-        raise ConfigurationError(
-            f"user_id {shown} contains the control character {bad!r}; "
-            "pass the id without control characters or line breaks"
-        )
-    text = value.strip()
-    if not text:
+    if not value.strip() and not _forbidden_character(value):
         raise MissingUserIdError(
             f"user_id {value!r} is blank; pass a real user id, e.g. context={{'user_id': 'alice'}}"
         )
-    if len(text) > MAX_USER_ID_LENGTH:
-        raise ConfigurationError(
-            f"user_id is {len(text)} characters long; the limit is {MAX_USER_ID_LENGTH}: "
-            "pass a shorter stable id (e.g. a hash of the long one)"
-        )
-    return text
+    problem = id_problem(value, "user_id")
+    if problem is not None:
+        raise ConfigurationError(problem)
+    return value
 
 
 def _user(value: Any) -> str | None:
@@ -263,17 +262,16 @@ def _run_user(context: Any, configurable: Mapping[str, Any]) -> str | None:
 
 
 def _clean(value: Any, name: str) -> str | None:
+    """A thread or agent id exactly as given; ``None`` when absent.
+
+    A given but blank, non-text or unusable id is an error, never "no thread" or
+    a rewritten id (:func:`~langmem_layers._core.checks.id_problem`).
+    """
     if value is None:
         return None
     if name == "thread_id":
-        # a given but blank or non-text thread id is an error, never "no thread"
-        return check_thread_id(value).strip()
-    if not isinstance(value, str):
-        value = str(value)
-    value = value.strip()
-    if not value:
-        return None
-    return cast(str, value)
+        return check_thread_id(value)
+    return check_agent_id(value, name)
 
 
 def resolve_identity(
@@ -291,9 +289,10 @@ def resolve_identity(
     decides: it wins over the run's context and config, which are then not
     consulted); else the run's ``Runtime.context.user_id`` and
     ``config["configurable"]["user_id"]``. Either one alone is used; both given
-    must name the same user (after :func:`normalize_user_id`: ``" ada "`` and
-    ``"ada"`` agree), otherwise the run is refused rather than one of them
-    silently ignored.
+    must name the same user (exactly: ids are never rewritten, see
+    :func:`normalize_user_id`), otherwise the run is refused rather than one of
+    them silently ignored. Thread and agent ids are taken exactly too: one with
+    surrounding whitespace or a control character is refused.
 
     Args:
         user_id: Explicit user id; wins over everything else.

@@ -8,6 +8,7 @@ the fix, so bad input fails early instead of deep inside a run.
 from __future__ import annotations
 
 import math
+import unicodedata
 import uuid
 from collections.abc import Iterable
 from typing import Any, TypeVar
@@ -17,13 +18,25 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langmem_layers.errors import ConfigurationError
 
 __all__ = [
+    "check_agent_id",
     "check_fraction",
     "check_int",
     "check_messages",
     "check_number",
     "check_thread_id",
     "check_type",
+    "id_problem",
 ]
+
+MAX_ID_LENGTH = 512
+"""Longest accepted user, thread or agent id, in characters."""
+
+# characters never accepted anywhere in an id: C0/C1 controls, lone surrogates, line and
+# paragraph separators (they break logs, file names and the CLI's output)
+_FORBIDDEN = frozenset({"Cc", "Cs", "Zl", "Zp"})
+# invisible at the edge of an id: a copy-paste or form-field artefact, never intended, and it
+# makes two distinct ids print the same ("\u00a0ada" and "ada"); inside an id they are kept
+_EDGE = frozenset({"Zs", "Cf"})
 
 T = TypeVar("T")
 
@@ -58,8 +71,67 @@ def check_fraction(name: str, value: Any, fix: str) -> float:
     return float(value)
 
 
+def _shown(value: str) -> str:
+    return repr(value) if len(value) <= 60 else repr(value[:57]) + "..."
+
+
+def id_problem(value: str, name: str) -> str | None:
+    """Why the non-blank string ``value`` cannot be used as an id, else ``None``.
+
+    Ids are opaque and taken exactly as given (no stripping, no case folding, no
+    Unicode normalisation), so what cannot be stored and compared safely is refused
+    rather than rewritten: a control character or line break anywhere, whitespace or
+    an invisible format character (no-break space, zero-width space, byte-order
+    mark...) at either end, and more than :data:`MAX_ID_LENGTH` characters.
+
+    Example:
+        >>> from langmem_layers._core.checks import id_problem
+        >>> id_problem("ada@example.com", "user_id") is None
+        True
+        >>> print(id_problem(" ada", "user_id"))  # doctest: +ELLIPSIS
+        user_id ' ada' starts with whitespace (' '); ids are taken exactly...
+
+    """
+    for ch in value:
+        if unicodedata.category(ch) in _FORBIDDEN:
+            return (
+                f"{name} {_shown(value)} contains the control character {ch!r}; "
+                "pass the id without control characters or line breaks"
+            )
+    for end, ch in (("starts", value[0]), ("ends", value[-1])):
+        if ch.isspace() or unicodedata.category(ch) in _EDGE:
+            kind = "whitespace" if ch.isspace() else "an invisible character"
+            return (
+                f"{name} {_shown(value)} {end} with {kind} ({ch!r}); ids are taken exactly, so "
+                f"{_shown(value.strip())} and {_shown(value)} would be two different ids. "
+                "Clean the id where it is read (e.g. .strip() on the form field) and pass "
+                "that one id everywhere"
+            )
+    if len(value) > MAX_ID_LENGTH:
+        return (
+            f"{name} is {len(value)} characters long; the limit is {MAX_ID_LENGTH}: "
+            "pass a shorter stable id (e.g. a hash of the long one)"
+        )
+    return None
+
+
 def check_thread_id(value: Any, name: str = "thread_id") -> str:
-    """A non-blank string thread id (a ``uuid.UUID`` is accepted as its string)."""
+    """A usable thread (or session) id, exactly as given (a ``uuid.UUID`` as its string).
+
+    Raises:
+        ConfigurationError: not a string, blank, or refused by :func:`id_problem`.
+
+    Example:
+        >>> from langmem_layers._core.checks import check_thread_id
+        >>> check_thread_id("t1")
+        't1'
+        >>> try:
+        ...     check_thread_id("t1 ")
+        ... except ValueError as err:
+        ...     print(type(err).__name__)
+        ConfigurationError
+
+    """
     if isinstance(value, uuid.UUID):
         return str(value)
     if not isinstance(value, str):
@@ -72,6 +144,42 @@ def check_thread_id(value: Any, name: str = "thread_id") -> str:
             f"{name}={value!r} is blank: a thread without an id can never be ended; "
             f"pass e.g. {name}='t1' (one id per conversation)"
         )
+    problem = id_problem(value, name)
+    if problem is not None:
+        raise ConfigurationError(problem)
+    return value
+
+
+def check_agent_id(value: Any, name: str = "agent_id") -> str | None:
+    """An agent id exactly as given; ``None`` means no agent.
+
+    Raises:
+        TypeError: not a string.
+        ConfigurationError: blank, or refused by :func:`id_problem`.
+
+    Example:
+        >>> from langmem_layers._core.checks import check_agent_id
+        >>> check_agent_id("support-bot")
+        'support-bot'
+        >>> check_agent_id(None) is None
+        True
+
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a str, got {type(value).__name__} ({value!r}); pass the id as "
+            f"text, e.g. {name}='support-bot'"
+        )
+    if not value.strip():
+        raise ConfigurationError(
+            f"{name}={value!r} is blank; pass a real agent id (e.g. {name}='support-bot') "
+            "or leave it out (None)"
+        )
+    problem = id_problem(value, name)
+    if problem is not None:
+        raise ConfigurationError(problem)
     return value
 
 

@@ -145,8 +145,8 @@ def scope_filter(user_id: str, kind: Literal["episode", "turn"] = "episode") -> 
 
     Args:
         user_id: The owner; the one identity rule applies
-            (:func:`~langmem_layers.identity.normalize_user_id`: surrounding whitespace stripped,
-            everything else matched literally, never as a pattern).
+            (:func:`~langmem_layers.identity.normalize_user_id`: taken exactly, never
+            stripped; matched literally, never as a pattern).
         kind: ``"episode"`` (summaries, key facts, outcomes) or ``"turn"`` (raw messages).
 
     Raises:

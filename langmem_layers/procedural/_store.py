@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
-from langmem_layers._core.checks import check_int, check_number
+from langmem_layers._core.checks import check_agent_id, check_int, check_number, check_thread_id
 from langmem_layers._core.steps import Core, store_call
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.identity import (
@@ -111,9 +111,11 @@ def resolve_scope(partition: Partition, scope: RunScope, default_agent_id: str |
         configurable = (scope.config or {}).get("configurable") or {}
         user_id = None
         thread_id = lookup(context, "thread_id") or configurable.get("thread_id")
+        thread_id = None if thread_id is None else check_thread_id(thread_id)
         agent_id = scope.agent_id or lookup(context, "agent_id") or configurable.get("agent_id")
-    agent_id = agent_id or default_agent_id
-    if not agent_id or not str(agent_id).strip():
+        agent_id = check_agent_id(agent_id)  # taken exactly, as resolve_identity does
+    agent_id = agent_id or check_agent_id(default_agent_id)
+    if not agent_id:
         raise ConfigurationError(
             "procedural memory has partition_by='agent' but no agent id: looked at the "
             "scope's agent_id, ProceduralMemory(agent_id=...), Runtime.context.agent_id and "
@@ -158,7 +160,7 @@ class LogLocator:
             )
         self.store = store
         self.partition_by: Partition = partition_by
-        self.agent_id = agent_id
+        self.agent_id = check_agent_id(agent_id)
 
     def scope_info(self, scope: RunScope) -> ScopeInfo:
         """The namespace prefix and ids of one call's scope."""

@@ -164,8 +164,10 @@ def test_the_filter_is_the_exact_user(store: EpisodeStore) -> None:
     view = store.as_vectorstore()
     for other in ("Ada", "ad", "ada*", "ada%"):
         assert view.similarity_search("cat", k=5, filter=store.vectorstore_filter(other)) == []
-    # surrounding whitespace is stripped, as by every other API (normalize_user_id)
-    assert store.vectorstore_filter(" ada ") == store.vectorstore_filter("ada")
+    # ids are taken exactly, as by every other API (normalize_user_id): never stripped
+    for padded in (" ada ", "ada\u00a0"):
+        with pytest.raises(ConfigurationError, match="taken exactly"):
+            store.vectorstore_filter(padded)
     assert store.vectorstore_filter("ada", "turn") == {
         "$and": [{"user_id": {"$eq": "ada"}}, {"kind": {"$eq": "turn"}}]
     }

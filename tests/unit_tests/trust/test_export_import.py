@@ -180,8 +180,11 @@ def test_import_under_another_user_and_twice(filled: Path, tmp_path: Path) -> No
     store = InMemoryStore()
     episodes = EpisodeStore(storage=str(tmp_path / "other"), embeddings=DeterministicEmbeddings())
     try:
+        with pytest.raises(ConfigurationError, match="taken exactly"):
+            import_user(data, store=store, episodes=episodes, user_id=" zoe ")
+        assert store.list_namespaces() == [] and episodes.count("zoe") == 0
         for _ in range(2):  # re-importing replaces, never duplicates
-            counts = import_user(data, store=store, episodes=episodes, user_id=" zoe ")
+            counts = import_user(data, store=store, episodes=episodes, user_id="zoe")
         assert counts["episodes"] == 2 and counts["threads"] == 1
         assert ProfileStore(store).get("zoe").values("context") == ["Lyon"]
         assert ProfileStore(store).get("ada").items == []

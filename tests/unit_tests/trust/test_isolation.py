@@ -42,32 +42,40 @@ from langmem_layers.identity import (
 )
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
-from langmem_layers.users import export_user, forget_user_everywhere, import_transcripts
+from langmem_layers.users import export_user, forget_user_everywhere
 
 # ---------------------------------------------------------------- the rule
 
 
 @pytest.mark.parametrize(
-    ("raw", "canonical"),
+    "raw",
     [
-        ("ada", "ada"),
-        ("  ada ", "ada"),
-        ("\u3000ada\u00a0", "ada"),  # ideographic space, no-break space: whitespace
-        ("a b", "a b"),  # inner whitespace is part of the id
-        ("*", "*"),
-        ("%_?", "%_?"),
-        ("a.b/c\\d'e\"f", "a.b/c\\d'e\"f"),
-        ("张三", "张三"),
-        ("e\u0301", "e\u0301"),  # no Unicode normalisation: not the same id as "é"
-        ("Ada", "Ada"),  # no case folding
-        ("x" * MAX_USER_ID_LENGTH, "x" * MAX_USER_ID_LENGTH),
-        (" " + "x" * MAX_USER_ID_LENGTH + " ", "x" * MAX_USER_ID_LENGTH),
+        "ada",
+        "a b",  # inner whitespace is part of the id
+        "a\u00a0b",  # so is an inner no-break space
+        "*",
+        "%_?",
+        "a.b/c\\d'e\"f",
+        "张三",
+        "e\u0301",  # no Unicode normalisation: not the same id as "é"
+        "Ada",  # no case folding
+        "x" * MAX_USER_ID_LENGTH,
     ],
 )
-def test_normalize_user_id_keeps_everything_but_surrounding_whitespace(
-    raw: str, canonical: str
-) -> None:
-    assert normalize_user_id(raw) == canonical
+def test_normalize_user_id_returns_the_id_exactly(raw: str) -> None:
+    assert normalize_user_id(raw) is raw
+
+
+SURROUNDED = [" ada", "ada ", "  ada ", "\u3000ada", "ada\u00a0", "\u2007ada", "ada\u202f",
+              "\u200bada", "\ufeffada", "ada\u2060", " " + "x" * MAX_USER_ID_LENGTH]  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", SURROUNDED)
+def test_surrounding_whitespace_or_invisible_characters_are_refused(bad: str) -> None:
+    with pytest.raises(ConfigurationError, match="ids are taken exactly") as info:
+        normalize_user_id(bad)
+    assert not isinstance(info.value, MissingUserIdError)
+    assert repr(bad[:57]) in str(info.value)  # the message shows the id as received
 
 
 @pytest.mark.parametrize("bad", [["a"], {"user_id": "a"}, ("a",), 7, 7.0, True, b"ada", object()])
@@ -94,9 +102,21 @@ def test_control_characters_and_overlong_ids_are_configuration_errors(bad: str) 
 
 
 def test_resolve_identity_applies_the_rule_to_every_source() -> None:
-    assert resolve_identity(user_id=" ada ").user_id == "ada"
-    assert resolve_identity(runtime={"user_id": " ada"}).user_id == "ada"
-    assert resolve_identity(config={"configurable": {"user_id": "ada "}}).user_id == "ada"
+    for source in (
+        {"user_id": " ada "},
+        {"runtime": {"user_id": " ada"}},
+        {"config": {"configurable": {"user_id": "ada\u00a0"}}},
+        {"user_id": "ada", "thread_id": "t1 "},
+        {"user_id": "ada", "runtime": {"thread_id": "\ufefft1"}},
+        {"user_id": "ada", "agent_id": " bot"},
+        {"user_id": "ada", "config": {"configurable": {"agent_id": "bot\n"}}},
+    ):
+        with pytest.raises(ConfigurationError):
+            resolve_identity(**source)  # type: ignore[arg-type]
+    got = resolve_identity(user_id="Ada", thread_id="t 1", agent_id="a b")
+    assert (got.user_id, got.thread_id, got.agent_id) == ("Ada", "t 1", "a b")
+    with pytest.raises(TypeError):
+        resolve_identity(user_id="ada", agent_id=7)  # type: ignore[arg-type]
     # a blank source falls through to the next one, as before
     assert (
         resolve_identity(user_id=" ", config={"configurable": {"user_id": "bob"}}).user_id == "bob"
@@ -115,7 +135,7 @@ def test_labels_are_injective_reversible_and_never_wildcards() -> None:
     assert len(set(labels)) == len(ids)
     assert all("*" not in lab and "." not in lab and "\x00" not in lab for lab in labels)
     assert [decode_label(lab) for lab in labels] == ids
-    assert user_namespace("semantic", " * ") == ("langmem_layers", "semantic", "%2A")
+    assert user_namespace("semantic", "*") == ("langmem_layers", "semantic", "%2A")
 
 
 # ------------------------------------------------------------- the fuzz ids
@@ -156,7 +176,8 @@ class _World:
     share the layers, the store and the (scripted) model.
     """
 
-    def __init__(self, episodes: EpisodeStore) -> None:
+    def __init__(self, episodes: EpisodeStore, ids: list[str]) -> None:
+        self.ids = ids
         self.store = InMemoryStore()
         self.episodes = episodes
         self.profiles = ProfileStore(self.store)
@@ -200,7 +221,7 @@ class _World:
     def retriever(self, i: int) -> EpisodicRetriever:
         if i not in self.retrievers:
             self.retrievers[i] = EpisodicRetriever(
-                store=self.episodes, user_id=IDS[i], k=8, update_access=False
+                store=self.episodes, user_id=self.ids[i], k=8, update_access=False
             )
         return self.retrievers[i]
 
@@ -214,7 +235,7 @@ def _sync_reads(world: _World) -> list[Callable[[int, int], Any]]:
         out = w.graph.invoke(
             {"messages": [("user", "What is my lucky word? Any lucky word noted?")]},
             {"configurable": {"thread_id": f"r{i}-{victim}-{random.random()}"}},
-            context={"user_id": IDS[i]},
+            context={"user_id": w.ids[i]},
         )
         return [out.get("recalled_episodes"), w.model.calls[before:]]
 
@@ -223,26 +244,26 @@ def _sync_reads(world: _World) -> list[Callable[[int, int], Any]]:
         w.agent.invoke(
             {"messages": [("user", "What is my lucky word? Any lucky word noted?")]},
             {"configurable": {"thread_id": f"m{i}-{victim}-{random.random()}"}},
-            context={"user_id": IDS[i]},
+            context={"user_id": w.ids[i]},
         )
         return w.model.calls[before:]
 
     return [
-        lambda i, v: w.profiles.get(IDS[i]),
-        lambda i, v: w.profiles.history(IDS[i]),
-        lambda i, v: [(e, w.episodes.get_turns(IDS[i], e.id))
-                      for e in w.episodes.list_episodes(IDS[i])],
+        lambda i, v: w.profiles.get(w.ids[i]),
+        lambda i, v: w.profiles.history(w.ids[i]),
+        lambda i, v: [(e, w.episodes.get_turns(w.ids[i], e.id))
+                      for e in w.episodes.list_episodes(w.ids[i])],
         # the query names the victim's marker: only the reader's own items may come back
         lambda i, v: w.retriever(i).invoke(f"lucky word {_marker(v)}"),
-        lambda i, v: w.procedural.outcomes("probe", user_id=IDS[i]),
-        lambda i, v: w.procedural.tool_tips(["probe"], user_id=IDS[i]),
-        lambda i, v: [w.store.search(ns) for ns in user_namespaces(w.store, IDS[i])],
-        lambda i, v: export_user(IDS[i], store=w.store, episodes=w.episodes),
+        lambda i, v: w.procedural.outcomes("probe", user_id=w.ids[i]),
+        lambda i, v: w.procedural.tool_tips(["probe"], user_id=w.ids[i]),
+        lambda i, v: [w.store.search(ns) for ns in user_namespaces(w.store, w.ids[i])],
+        lambda i, v: export_user(w.ids[i], store=w.store, episodes=w.episodes),
         # the facade and the agent's search tool, asked for the victim's marker
-        lambda i, v: w.memory.get_all(IDS[i]),
-        lambda i, v: w.memory.search(f"lucky word note {_marker(v)}", user_id=IDS[i]),
+        lambda i, v: w.memory.get_all(w.ids[i]),
+        lambda i, v: w.memory.search(f"lucky word note {_marker(v)}", user_id=w.ids[i]),
         lambda i, v: w.search_tool.invoke(
-            {"query": f"lucky word note {_marker(v)}"}, {"configurable": {"user_id": IDS[i]}}
+            {"query": f"lucky word note {_marker(v)}"}, {"configurable": {"user_id": w.ids[i]}}
         ),
         agent_read,  # create_agent + MemoryMiddleware: the prompt the model received
         graph_read,
@@ -253,7 +274,7 @@ async def _async_reads(world: _World, pairs: list[tuple[int, int, int]]) -> list
     w = world
 
     async def one(kind: int, i: int, v: int) -> tuple[int, Any]:
-        uid = IDS[i]
+        uid = w.ids[i]
         if kind == 0:
             return i, await w.profiles.aget(uid)
         if kind == 1:
@@ -272,11 +293,11 @@ async def _async_reads(world: _World, pairs: list[tuple[int, int, int]]) -> list
     return list(await asyncio.gather(*(one(k, i, v) for k, i, v in pairs)))
 
 
-def _build_world(folder: Any, ids: list[int]) -> _World:
+def _build_world(folder: Any, which: list[int], ids: list[str] = IDS) -> _World:
     client = Storage(folder).chroma_client()
-    w = _World(EpisodeStore(client, embeddings=DeterministicEmbeddings(size=256)))
-    for i in ids:
-        w.write(i, IDS[i])
+    w = _World(EpisodeStore(client, embeddings=DeterministicEmbeddings(size=256)), ids)
+    for i in which:
+        w.write(i, ids[i])
     w.procedural.flush()
     return w
 
@@ -292,26 +313,26 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_World]:
     SharedSystemClient.clear_system_cache()
 
 
-def test_isolation_fuzz_no_cross_user_reads(world: _World) -> None:
-    rng = random.Random(11)
+def _fuzz(world: _World, seed: int, sweeps: int = 1800, turns: int = 40) -> tuple[int, int, int]:
+    """Reads, cross-user reads and own hits: a full sweep of every path, then random reads."""
+    rng = random.Random(seed)
+    ids = world.ids
     reads = _sync_reads(world)
-    n_ids, total, cross, own_hits = len(IDS), 0, 0, 0
+    n_ids, total, cross, own_hits = len(ids), 0, 0, 0
     failures: list[str] = []
-    # every reader once through every path (a full sweep), then random reads
     plan = [(k, i, rng.randrange(n_ids)) for i in range(n_ids) for k in range(len(reads))]
     cheap = len(reads) - 2  # the last two (agent, graph) run whole turns: fewer of them
     plan += [
-        (rng.randrange(cheap), rng.randrange(n_ids), rng.randrange(n_ids)) for _ in range(1800)
+        (rng.randrange(cheap), rng.randrange(n_ids), rng.randrange(n_ids)) for _ in range(sweeps)
     ]
-    plan += [(k, rng.randrange(n_ids), rng.randrange(n_ids)) for k in (cheap, cheap + 1) * 40]
+    plan += [(k, rng.randrange(n_ids), rng.randrange(n_ids)) for k in (cheap, cheap + 1) * turns]
     for kind, reader, victim in plan:
         seen = _seen(reads[kind](reader, victim))
         total += 1
         own_hits += reader in seen
-        others = seen - {reader}
-        if others:
+        if others := seen - {reader}:
             cross += 1
-            failures.append(f"path {kind}: {IDS[reader]!r} saw {[IDS[j] for j in others]}")
+            failures.append(f"path {kind}: {ids[reader]!r} saw {[ids[j] for j in others]}")
     pairs = [(rng.randrange(5), rng.randrange(n_ids), rng.randrange(n_ids)) for _ in range(300)]
     for reader, got in asyncio.run(_async_reads(world, pairs)):
         seen = _seen(got)
@@ -319,12 +340,78 @@ def test_isolation_fuzz_no_cross_user_reads(world: _World) -> None:
         own_hits += reader in seen
         if seen - {reader}:
             cross += 1
-            failures.append(f"async: {IDS[reader]!r} saw {sorted(seen - {reader})}")
-    print(f"isolation fuzz: {n_ids} ids, {total} reads, {cross} cross-user, {own_hits} own hits")
-    assert n_ids >= 50 and total >= 2000
+            failures.append(f"async: {ids[reader]!r} saw {sorted(seen - {reader})}")
     assert cross == 0, failures[:10]
+    return total, cross, own_hits
+
+
+def test_isolation_fuzz_no_cross_user_reads(world: _World) -> None:
+    total, cross, own_hits = _fuzz(world, 11)
+    print(f"isolation fuzz: {len(IDS)} ids, {total} reads, {cross} cross-user, {own_hits} own hits")
+    assert len(IDS) >= 50 and total >= 2000
+    assert cross == 0
     # the reads are not vacuous: almost every one returns the reader's own marker
     assert own_hits >= 0.8 * total
+
+
+# ------------------------------------ variants of one id: their own user, or refused
+
+EDGES = [" ", "  ", "\u00a0", "\u3000", "\u2007", "\u202f", "\u200b", "\ufeff", "\u2060",
+         "\t", "\n", "\r\n"]  # fmt: skip
+BASES = ["ada", "bob@example.com", "张三"]
+
+
+def _variants() -> tuple[list[str], list[str]]:
+    """Case and inner-space variants (each its own user) and edge variants (each refused)."""
+    own: list[str] = []
+    for base in BASES:
+        for v in (base, base.upper(), base.capitalize(), base[:1] + " " + base[1:],
+                  base[:1] + "\u00a0" + base[1:]):  # fmt: skip
+            if v not in own:
+                own.append(v)
+    refused = [v for b in BASES for e in EDGES for v in (e + b, b + e, e + b + e)]
+    return own, refused
+
+
+def _write_paths(w: _World, uid: str, mark: str) -> list[Callable[[], Any]]:
+    run = {"configurable": {"user_id": uid, "thread_id": f"v-{mark}"}}
+    return [
+        lambda: w.profiles.add(uid, "skills", f"skill {mark}"),
+        lambda: w.episodes.archive(uid, "s1", [HumanMessage(f"My lucky word is {mark}")]),
+        lambda: w.procedural.record("probe", {"w": mark}, ToolOutcome(success=True), user_id=uid),
+        lambda: w.memory.add(f"note {mark}", user_id=uid),
+        lambda: w.memory.save(f"note {mark}", user_id=uid),
+        lambda: w.graph.invoke({"messages": [("user", f"remember {mark}")]}, run),
+        lambda: w.agent.invoke({"messages": [("user", f"remember {mark}")]}, run),
+        # an unusable id of the run is the application's to fix: it reaches it, not the model
+        lambda: w.save_tool.invoke({"content": f"note {mark}"}, run),
+    ]
+
+
+def test_variants_of_one_id_are_their_own_user_or_refused(tmp_path: Any) -> None:
+    own, refused = _variants()
+    assert len(own) >= 12 and len(refused) >= 100
+    world = _build_world(tmp_path, list(range(len(own))), own)
+    for v in own:
+        assert normalize_user_id(v) is v
+    stored = (world.store.list_namespaces(), world.episodes.collection.count())
+    calls = len(world.model.calls)
+    for n, uid in enumerate(refused):
+        for path in _write_paths(world, uid, _marker(900 + n % 99)):
+            with pytest.raises(ConfigurationError, match=r"taken exactly|control character"):
+                path()
+        with pytest.raises(ConfigurationError):
+            world.profiles.get(uid)
+        with pytest.raises(ConfigurationError):
+            world.memory.search("w", user_id=uid)
+    world.procedural.flush()
+    # nothing at all was written for a refused id, and no model call was made for one
+    assert (world.store.list_namespaces(), world.episodes.collection.count()) == stored
+    assert len(world.model.calls) == calls
+    total, cross, own_hits = _fuzz(world, 5, sweeps=600, turns=15)
+    print(f"variants: {len(own)} own users, {len(refused)} refused, {total} reads, {cross} cross")
+    assert cross == 0 and own_hits >= 0.8 * total
+    world.memory.close()
 
 
 def test_every_layer_sees_each_user_only_under_its_own_label(world: _World) -> None:
@@ -362,27 +449,6 @@ def test_pattern_ids_forget_only_themselves(tmp_path: Any, monkeypatch: pytest.M
 
 
 # --------------------------------------------- one id everywhere, types everywhere
-
-
-def test_surrounding_whitespace_is_the_same_user_in_every_layer(
-    chroma_client: Any, tmp_path: Any
-) -> None:
-    store = InMemoryStore()
-    episodes = EpisodeStore(chroma_client, embeddings=DeterministicEmbeddings(size=256))
-    profiles, procedural = ProfileStore(store), ProceduralMemory(store)
-    profiles.add(" ada", "skills", "SQL")
-    episodes.archive("ada ", "s1", [HumanMessage("I live in Oslo")])
-    procedural.record("probe", {}, ToolOutcome(success=True), user_id="\u3000ada")
-    assert profiles.get("ada").user_id == "ada"
-    assert profiles.get("ada").values("skills") == ["SQL"]
-    assert profiles.get(" ada ").values("skills") == ["SQL"]
-    assert len(episodes.list_episodes(" ada")) == 1
-    assert len(procedural.outcomes("probe", user_id="ada")) == 1
-    data = export_user("  ada  ", store=store, episodes=episodes)
-    assert data["user_id"] == "ada" and data["store"]["semantic"] and data["episodes"]
-    assert export_user("ada", store=store, episodes=episodes) == data
-    import_transcripts(" bob ", [("s9", [HumanMessage("hi")], None)], episodes=episodes)
-    assert len(episodes.list_episodes("bob")) == 1
 
 
 def test_non_string_ids_are_type_errors_in_every_layer(chroma_client: Any) -> None:
@@ -441,7 +507,9 @@ def test_cli_applies_the_rule(tmp_path: Any, capsys: pytest.CaptureFixture[str])
 def test_procedural_scope_and_keyword_ids_compare_by_the_rule() -> None:
     memory = ProceduralMemory(InMemoryStore())
     ok = ToolOutcome(success=True)
-    memory.record("t", {}, ok, scope=RunScope(user_id="ada"), user_id=" ada ")
+    memory.record("t", {}, ok, scope=RunScope(user_id="ada"), user_id="ada")
+    with pytest.raises(ConfigurationError, match="taken exactly"):
+        memory.record("t", {}, ok, scope=RunScope(user_id="ada"), user_id=" ada ")
     assert len(memory.outcomes("t", user_id="ada")) == 1
     with pytest.raises(ConfigurationError, match="two user ids"):
         memory.record("t", {}, ok, scope=RunScope(user_id="ada"), user_id="bob")

@@ -33,6 +33,7 @@ from langmem_layers import (
     expire_idle_sessions,
 )
 from langmem_layers.agent import session_transcript
+from langmem_layers.errors import ConfigurationError
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, LoopGuardStore
 
 A_TEXT = "I live in Oslo and my locker code is kiwi-ownermark-7"
@@ -144,7 +145,10 @@ def test_second_user_is_refused_and_sees_nothing(
     if kind == "graph":  # checked before the run starts: the input is not checkpointed at all
         assert b"intruder-bmark" not in r.saver_bytes()
 
-    r.send(" ada ", "hello again")  # the owner (same id after normalisation) continues
+    with pytest.raises(ConfigurationError, match="taken exactly"):
+        r.send(" ada ", "hello again")  # not the owner's id: refused, never merged into it
+    assert len(r.model.calls) == calls
+    r.send("ada", "hello again")  # the owner continues
     assert len(r.model.calls) == calls + 1
     last_prompt = r.prompts()[-1]
     assert "hello again" in last_prompt and "kiwi-ownermark" in last_prompt
@@ -176,7 +180,7 @@ def test_owner_cannot_be_forged_through_the_graph_input(rig: Callable[[str, str]
 @pytest.mark.parametrize("kind", KINDS)
 def test_middleware_and_graph_store_the_owner(rig: Callable[[str, str], Rig], kind: str) -> None:
     r = rig(kind, "sync")
-    r.send(" ada ", A_TEXT)
+    r.send("ada", A_TEXT)
     values = r.state().values
     assert values.get("thread_owner", values.get("user_id")) == "ada"
 
@@ -205,7 +209,9 @@ def test_end_session_archives_to_the_owner_only(
     assert report.user_id == "ada" and report.archived
     episodes = r.memory.episodes.list_episodes("ada")
     assert episodes and "intruder-bmark" not in repr(episodes)
-    assert end(user_id=" ada ", force=True).user_id == "ada"
+    with pytest.raises(ConfigurationError, match="taken exactly"):
+        end(user_id=" ada ", force=True)
+    assert end(user_id="ada", force=True).user_id == "ada"
 
 
 @pytest.mark.parametrize("mode", MODES)
