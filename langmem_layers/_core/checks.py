@@ -25,6 +25,7 @@ __all__ = [
     "check_number",
     "check_thread_id",
     "check_type",
+    "content_problem",
     "id_problem",
 ]
 
@@ -183,6 +184,59 @@ def check_agent_id(value: Any, name: str = "agent_id") -> str | None:
     return value
 
 
+def _content_of(message: Any) -> Any:
+    """The content of a message in any shape LangChain accepts (``None`` if it has none)."""
+    if isinstance(message, BaseMessage):
+        return message.content
+    if isinstance(message, tuple) and len(message) == 2:
+        return message[1]
+    if isinstance(message, dict):
+        return message.get("content")
+    return None
+
+
+def content_problem(messages: Iterable[Any], name: str = "messages") -> str | None:
+    """Why a message's content cannot be read as text, else ``None``.
+
+    LangChain accepts any value in a content block, but a text block whose ``text`` is
+    not a string (``{"type": "text", "text": 42}``) or a part that is neither a string
+    nor a block would be stored as a placeholder and its words lost, so it is refused.
+
+    Example:
+        >>> from langmem_layers._core.checks import content_problem
+        >>> content_problem([("user", [{"type": "text", "text": "hi"}])]) is None
+        True
+        >>> print(content_problem([("user", [{"type": "text", "text": 42}])]))  # doctest: +ELLIPSIS
+        messages[0] has a content block whose 'text' is int (42), not a string; ...
+
+    """
+    for i, message in enumerate(messages):
+        content = _content_of(message)
+        if content is None or isinstance(content, str):
+            continue
+        parts = [content] if isinstance(content, dict) else content
+        if not isinstance(parts, list | tuple):
+            return (
+                f"{name}[{i}] has content of type {type(content).__name__}; pass a string or "
+                'a list of content blocks, e.g. [{"type": "text", "text": "hi"}]'
+            )
+        for part in parts:
+            if isinstance(part, dict) and "text" in part and not isinstance(part["text"], str):
+                value = repr(part["text"])
+                value = value if len(value) <= 40 else value[:37] + "..."
+                return (
+                    f"{name}[{i}] has a content block whose 'text' is "
+                    f"{type(part['text']).__name__} ({value}), not a string; pass the text "
+                    'as a string, e.g. {"type": "text", "text": str(value)}'
+                )
+            if not isinstance(part, str | dict):
+                return (
+                    f"{name}[{i}] has a content part of type {type(part).__name__}; a part "
+                    'is a string or a block, e.g. {"type": "text", "text": "hi"}'
+                )
+    return None
+
+
 def check_messages(value: Any, name: str = "messages") -> list[BaseMessage]:
     """Messages as ``BaseMessage``, converting the shapes LangChain accepts.
 
@@ -195,6 +249,9 @@ def check_messages(value: Any, name: str = "messages") -> list[BaseMessage]:
             f'{name}=[HumanMessage("hi")] or [("user", "hi")]'
         )
     items = list(value)
+    problem = content_problem(items, name)
+    if problem is not None:
+        raise TypeError(problem)
     if all(isinstance(m, BaseMessage) for m in items):
         return items
     try:

@@ -11,6 +11,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from langmem_layers._core.checks import content_problem
 from langmem_layers._core.steps import Call, Core, twin
 from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
 from langmem_layers.errors import ConfigurationError, LangmemError, ThreadOwnershipError
@@ -71,12 +72,19 @@ def check_thread_owner(owner: Any, user_id: str, thread_id: str | None) -> None:
 
 
 def empty_message_refusal(messages: Sequence[Any]) -> str | None:
-    """:data:`EMPTY_MESSAGE` if the latest user message in ``messages`` is empty, else ``None``.
+    """Why a run bringing ``messages`` is refused: unreadable content or an empty message.
+
+    A content block whose ``text`` is not a string
+    (:func:`~langmem_layers._core.checks.content_problem`), else :data:`EMPTY_MESSAGE`
+    if the latest user message is empty, else ``None``.
 
     "Empty" is :func:`~langmem_layers.working.node.latest_user_text`'s rule (no text, or
     only whitespace; an image is not empty). No user message at all is not a refusal:
     a run may carry none (a resume, an update).
     """
+    problem = content_problem(messages)
+    if problem is not None:
+        return f"{problem}; the run was refused before any model call or memory write"
     return EMPTY_MESSAGE if latest_user_text(messages) == "" else None
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
@@ -25,6 +26,7 @@ from langmem_layers import (
     ConfigurationError,
     MemoryConfig,
     MemoryLayers,
+    MemoryMiddleware,
     MissingUserIdError,
     UnknownThreadError,
     aend_session,
@@ -52,21 +54,33 @@ class Env:
     memory: MemoryLayers
     graph: Any
     store: EpisodeStore
+    agent: Any
 
 
 @pytest.fixture(scope="module")
 def env() -> Env:
-    memory = MemoryLayers(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+    store = InMemoryStore()  # the graph's, and the facade's outside a run
+    memory = MemoryLayers(
+        storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings(), store=store
+    )
     graph = build_memory_graph(
         FakeChatModel(responses=[], default="ok"),
         memory=memory,
         checkpointer=InMemorySaver(),
-        store=InMemoryStore(),
+        store=store,
     )
     cfg = {"configurable": {"thread_id": "t1", "user_id": "ada"}}
     graph.invoke({"messages": [("user", "My cat is called Miso")]}, cfg)
     memory.episodes.archive("ada", "s0", [HumanMessage("I live in Oslo")])
-    return Env(memory, graph, memory.episodes)
+    agent = create_agent(
+        FakeChatModel(default="ok"),
+        [],
+        middleware=[MemoryMiddleware(memory)],
+        checkpointer=InMemorySaver(),
+        store=InMemoryStore(),
+    )
+    agent.invoke({"messages": [("user", "My dog is called Rex")]}, cfg)
+    return Env(memory, graph, memory.episodes, agent)
 
 
 def _snapshot(env: Env) -> tuple[Any, ...]:
@@ -76,6 +90,7 @@ def _snapshot(env: Env) -> tuple[Any, ...]:
         episodes,
         env.store.get_turns("ada", episodes[0][0]),
         [m.content for m in state.values["messages"]],
+        [m.content for m in env.agent.get_state(T1).values["messages"]],
     )
 
 
@@ -109,6 +124,20 @@ def retriever(**kw: Any) -> Callable[[Env], Any]:
 
 def archive(messages: Any, user: Any = "ada", session: Any = "s9") -> Callable[[Env], Any]:
     return lambda env: env.store.archive(user, session, messages)
+
+
+T1 = {"configurable": {"thread_id": "t1", "user_id": "ada"}}
+#: content blocks LangChain accepts whose text is not a string
+BAD_BLOCKS = {
+    "int": [{"type": "text", "text": 42}],
+    "None": [{"type": "text", "text": None}],
+    "list": [{"type": "text", "text": ["hi"]}],
+    "dict": [{"type": "text", "text": {"value": "hi"}}],
+}
+
+
+def turn(app: str, content: Any) -> Callable[[Env], Any]:
+    return lambda env: getattr(env, app).invoke({"messages": [("user", content)]}, T1)
 
 
 def end(thread: Any, *, is_async: bool = False) -> Callable[[Env], Any]:
@@ -192,6 +221,31 @@ CASES += [
     Case("archive messages=[42]", archive([42]), TE, ("messages", "tuples", "dicts")),
     Case("archive messages=[{'foo': 1}]", archive([{"foo": 1}]), TE, ("messages", "role")),
     Case("archive messages=[('alien', 'x')]", archive([("alien", "x")]), TE, ("messages",)),
+    *[
+        Case(
+            f"archive text block of {kind}",
+            archive([HumanMessage("ok"), HumanMessage(content=blocks)]),  # type: ignore[arg-type]
+            TE,
+            ("messages[1]", "'text'", kind if kind != "None" else "NoneType", "string"),
+        )
+        for kind, blocks in BAD_BLOCKS.items()
+    ],
+    *[
+        Case(
+            f"{app} text block of {kind}",
+            turn(app, blocks),
+            CE,
+            ("messages[0]", "'text'", "not a string", "refused"),
+        )
+        for app in ("graph", "agent")
+        for kind, blocks in BAD_BLOCKS.items()
+    ],
+    Case(
+        "MemoryLayers.add text block of int",
+        lambda env: env.memory.add([("user", BAD_BLOCKS["int"])], user_id="ada"),
+        TE,
+        ("messages[0]", "'text'", "int"),
+    ),
     Case(
         "archive session_id=''",
         archive([("user", "x")], session=""),
