@@ -115,11 +115,29 @@ class MemoryConfig:
     """
 
     background_extraction: bool = False
-    """Run profile extraction and the archive decision ("remember this") without
-    delaying the reply.
+    """Run profile extraction without delaying the reply (and, whatever
+    ``background_archive`` says, the archive a turn asks for, whose decision may
+    call the model).
 
     Sync runs use a daemon worker thread, async runs an ``asyncio`` task; call
     ``MemoryLayers.flush()`` / ``aflush()`` before closing the store.
+    """
+
+    background_archive: bool = True
+    """Archive a session a turn asks to keep ("remember this", a decision) off the
+    turn's path.
+
+    The archive embeds the whole session: hundreds of milliseconds of CPU that the
+    reply does not need (the turn's messages are already in the thread's
+    checkpoint, and the window still shows them). So the reply returns first and
+    the archive runs on the layers' background executor (sync runs, bounded
+    threads) or as a task of the loop (async runs), one after another per thread.
+    Ending the session (:func:`~langmem_layers.end_session`) first waits for that
+    thread's pending archive; ``MemoryLayers.flush()`` / ``aflush()`` wait for all
+    of them. A failed background archive is logged and done again at session end.
+    ``False`` archives inside the turn (the episode is searchable when the reply
+    returns). Under 16 concurrent users this moved the tail of turn latency from
+    9x the median to within 3x (README, "Under load").
     """
 
     recall_k: int = 5
@@ -250,10 +268,11 @@ class MemoryConfig:
             self.model_circuit_failures,
             self.model_circuit_cooldown_s,
         )
-        if not isinstance(self.background_extraction, bool):
-            raise ConfigurationError(
-                f"background_extraction must be True or False, got {self.background_extraction!r}"
-            )
+        for flag in ("background_extraction", "background_archive"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigurationError(
+                    f"{flag} must be True or False, got {getattr(self, flag)!r}"
+                )
         if self.window_tokens > self.budget_tokens:
             raise ConfigurationError(
                 f"window_tokens ({self.window_tokens}) must not exceed budget_tokens "

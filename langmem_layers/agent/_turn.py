@@ -5,14 +5,18 @@ Both cores take the :class:`~langmem_layers.MemoryLayers` and run with ``run``/`
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import weakref
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, wait
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
 from langmem_layers._core.checks import content_problem
-from langmem_layers._core.steps import Call, Core, twin
+from langmem_layers._core.steps import Call, Core, run, twin
 from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
 from langmem_layers.errors import ConfigurationError, LangmemError, ThreadOwnershipError
 from langmem_layers.identity import Identity, RunScope, normalize_user_id
@@ -32,6 +36,7 @@ __all__ = [
     "memory_sections",
     "same_user",
     "thread_refusal",
+    "wait_for_archive",
 ]
 
 #: Why a run whose latest user message is empty is refused (reference graph and middleware).
@@ -120,16 +125,70 @@ def after_turn(
                 "policy": memory.policy,
             },
         )
-        if memory.config.background_extraction:
-            # the judge calls the model: off the turn's path, on the updater's worker
-            # (sync) or as a task of the loop (async); MemoryLayers.flush() waits for it
+        if memory.config.background_archive or memory.config.background_extraction:
+            # the reply does not need it: off the turn's path, in order per thread
+            # (session end waits for it, MemoryLayers.flush() waits for all)
+            # (the sync archive on the layers' executor for async runs too: it needs no
+            # graph store, and it survives the end of the caller's event loop)
             job = _background_archive(step, ident.thread_id)
-            key = ("archive", ident.user_id, ident.thread_id)
-            updater = memory.updater
-            # in order per thread: the worker thread is serial, tasks are chained
-            yield Call(updater._submit, lambda j: updater._asubmit_after(key, j), (job,))
+            yield Call(
+                _submit_archive, _asubmit_archive, (memory, (ident.user_id, ident.thread_id), job)
+            )
         else:
             yield step
+
+
+#: The latest background archive submitted, per layers and (user, thread).
+_PENDING: weakref.WeakKeyDictionary[MemoryLayers, dict[tuple[str, str], Future[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+_PENDING_GUARD = threading.Lock()
+
+
+def _submit_archive(memory: MemoryLayers, key: tuple[str, str], job: Core[None]) -> None:
+    """Queue an archive on the layers' executor, after the thread's earlier ones."""
+    future = memory.background.submit(run, job, lane=("archive", *key), what="archive")
+    with _PENDING_GUARD:
+        _PENDING.setdefault(memory, {})[key] = future
+
+    def forget(done: Future[Any]) -> None:
+        with _PENDING_GUARD:
+            pending = _PENDING.get(memory)
+            if pending is not None and pending.get(key) is done:
+                del pending[key]
+
+    future.add_done_callback(forget)
+
+
+async def _asubmit_archive(memory: MemoryLayers, key: tuple[str, str], job: Core[None]) -> None:
+    """Async callers queue on the same executor (submitting never blocks)."""
+    _submit_archive(memory, key, job)
+
+
+def _pending(memory: MemoryLayers, key: tuple[str, str]) -> Future[Any] | None:
+    with _PENDING_GUARD:
+        return _PENDING.get(memory, {}).get(key)
+
+
+def _wait_archive(memory: MemoryLayers, key: tuple[str, str]) -> None:
+    future = _pending(memory, key)
+    if future is not None:
+        wait([future])  # its failure was logged; the session end archives anyway
+
+
+async def _await_archive(memory: MemoryLayers, key: tuple[str, str]) -> None:
+    future = _pending(memory, key)
+    if future is not None:
+        await asyncio.wait([asyncio.wrap_future(future)])
+
+
+def wait_for_archive(memory: MemoryLayers, user_id: str, thread_id: str) -> Core[None]:
+    """Wait for the background archive a turn of this thread asked for, if one is pending.
+
+    A session end archives the whole transcript; done after a pending turn-requested
+    archive, it is the last word (never overwritten by that older, shorter one).
+    """
+    yield Call(_wait_archive, _await_archive, (memory, (user_id, thread_id)))
 
 
 def _background_archive(step: Call[Any], thread_id: str) -> Core[None]:

@@ -30,7 +30,7 @@ from langchain_core.messages import BaseMessage
 
 from langmem_layers._core.checks import check_thread_id
 from langmem_layers._core.steps import Call, Core, arun, collect, run, store_call, twin
-from langmem_layers.agent._turn import check_thread_owner
+from langmem_layers.agent._turn import check_thread_owner, wait_for_archive
 from langmem_layers.episodic import aarchive_session, archive_session, episode_id_for
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, UnknownThreadError
 from langmem_layers.identity import resolve_identity
@@ -223,6 +223,7 @@ def _end(
             "check the thread_id and compile the graph with the checkpointer it ran with"
         )
     uid = _user_for(user_id, state.values or {}, thread_id)
+    yield from wait_for_archive(memory, uid, thread_id)  # a turn's "remember this", if pending
     messages = yield from _transcript(graph, thread_id)
     changes = yield twin(
         memory.updater.extract_remaining,

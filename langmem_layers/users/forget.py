@@ -56,6 +56,12 @@ class Layers(Protocol):
     episodes: EpisodeStore
     checkpointer: Any
 
+    def flush(self) -> None:
+        """Wait for background work (a pending archive would write after the forget)."""
+
+    async def aflush(self) -> None:
+        """Async twin of :meth:`flush`."""
+
 
 #: What :func:`forget_user_everywhere` can be told to leave alone (``skip=``).
 Skippable = Literal["store", "episodes", "threads"]
@@ -386,6 +392,8 @@ def forget_user_everywhere(
 
     """
     src = _sources(user_id, store, episodes, checkpointer, memory, storage, skip)
+    if memory is not None:
+        memory.flush()  # nothing of the user written by background work afterwards
     with ExitStack() as stack:
         opened = _open_sources(src, stack)
         return run(_forget_all(src, *opened, compact))
@@ -437,6 +445,8 @@ async def aforget_user_everywhere(
 ) -> ForgetReport:
     """Async twin of :func:`forget_user_everywhere` (a folder's backends opened async)."""
     src = _sources(user_id, store, episodes, checkpointer, memory, storage, skip)
+    if memory is not None:
+        await memory.aflush()  # nothing of the user written by background work afterwards
     async with AsyncExitStack() as stack:
         opened = await _aopen_sources(src, stack)
         return await arun(_forget_all(src, *opened, compact))

@@ -49,8 +49,11 @@ def test_context_and_configurable_naming_different_users_is_an_error(context: An
 
 
 def test_the_same_user_in_both_places_is_fine() -> None:
-    ident = resolve_identity(runtime={"user_id": " ada "}, config=_cfg("ada"))
+    ident = resolve_identity(runtime={"user_id": "ada"}, config=_cfg("ada"))
     assert ident.user_id == "ada" and ident.thread_id == "t1"
+    # ids are taken exactly: a padded copy is not "the same user", it is refused
+    with pytest.raises(ConfigurationError, match="taken exactly"):
+        resolve_identity(runtime={"user_id": " ada "}, config=_cfg("ada"))
 
 
 @pytest.mark.parametrize("blank", [None, "", "   "])

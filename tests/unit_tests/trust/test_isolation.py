@@ -298,7 +298,7 @@ def _build_world(folder: Any, which: list[int], ids: list[str] = IDS) -> _World:
     w = _World(EpisodeStore(client, embeddings=DeterministicEmbeddings(size=256)), ids)
     for i in which:
         w.write(i, ids[i])
-    w.procedural.flush()
+    w.memory.flush()  # the background archives the "remember this" turns asked for
     return w
 
 
