@@ -8,6 +8,12 @@ is cut down at each store's write entry, before anything is written:
 boundary and ends with ``…``; items beyond a count are dropped. Every cut is
 counted in a :class:`CapStats` (``ProfileStore.cap_stats``,
 ``EpisodeStore.cap_stats``, summed in ``ProfileUpdater.stats``) and logged.
+
+An application's own profile write (``ProfileStore.add`` / ``apply`` with
+``extractor="manual"``: ``MemoryLayers.save`` / ``update``, the memory tools) is not
+model output to tidy up: one over a cap is refused whole by
+:func:`refuse_oversized_profile_updates` (a :class:`~langmem_layers.errors.ConfigurationError`
+naming the cap), so nothing is cut without the caller knowing.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ __all__ = [
     "cap_profile_updates",
     "cap_summary",
     "cap_text",
+    "refuse_oversized_profile_updates",
 ]
 
 
@@ -178,6 +185,50 @@ def cap_profile_updates(
         out.append(u if same else u.model_copy(update=change))
     count.report(stats, "profile updates")
     return out
+
+
+def refuse_oversized_profile_updates(updates: Sequence[Any], caps: OutputCaps) -> None:
+    """Refuse an application's own profile write that exceeds a cap (nothing is cut).
+
+    The caps of :func:`cap_profile_updates`, checked instead of applied: at most
+    ``caps.profile_items`` updates, each text (value, key, ``replaces``,
+    evidence) at most ``caps.profile_value_chars`` characters.
+
+    Raises:
+        ConfigurationError: the first text or count over its cap, with its size,
+            the cap, and what to do instead.
+
+    Example:
+        >>> from langmem_layers.safety.caps import OutputCaps, refuse_oversized_profile_updates
+        >>> from langmem_layers.semantic import ProfileUpdate
+        >>> big = ProfileUpdate(field="context", key="bio", value="x" * 2000,
+        ...                     kind="overwrite", importance=0.5)
+        >>> try:
+        ...     refuse_oversized_profile_updates([big], OutputCaps())
+        ... except ValueError as e:
+        ...     print(str(e).split(" (")[0])
+        profile value of context.bio is 2,000 characters; the limit is 500
+
+    """
+    if len(updates) > caps.profile_items:
+        raise ConfigurationError(
+            f"{len(updates):,} profile updates in one call; the limit is {caps.profile_items:,} "
+            "(OutputCaps.profile_items, set with MemoryConfig(caps=...)); nothing was written. "
+            "Apply them in several calls"
+        )
+    limit = caps.profile_value_chars
+    for u in updates:
+        slot = f"{u.field}.{u.key}" if u.key is not None and len(u.key) <= limit else u.field
+        for name in ("value", "key", "replaces", "evidence"):
+            text = getattr(u, name)
+            if text is not None and len(text) > limit:
+                raise ConfigurationError(
+                    f"profile {name} of {slot} is {len(text):,} characters; the limit is "
+                    f"{limit:,} (OutputCaps.profile_value_chars, set with "
+                    "MemoryConfig(caps=...)); nothing was written. Store long text as a note "
+                    "instead (MemoryLayers.save or the save_memory tool without a field), "
+                    "or shorten it"
+                )
 
 
 def cap_summary(summary: M, caps: OutputCaps, stats: CapStats, clean: Callable[[M], M]) -> M:

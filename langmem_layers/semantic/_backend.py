@@ -1,44 +1,19 @@
-"""Store access for the profile store (private): paged scans, write ops, per-user locks.
+"""Store access for the profile store (private): batched reads and writes, UTC times.
 
 Everything that touches a store is a core (see :mod:`langmem_layers._core.steps`):
-it yields steps and is executed by ``run`` (sync) or ``arun`` (async).
+it yields steps and is executed by ``run`` (sync) or ``arun`` (async). The
+writers' locks live in :mod:`~langmem_layers.semantic._writers`.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from langmem_layers._core.steps import Call, Core, NamespaceLock, store_call
-
-T = TypeVar("T")
-
-
-_GUARD = threading.Lock()
-_LOCKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], NamespaceLock]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def ns_lock(store: BaseStore, ns: tuple[str, ...]) -> NamespaceLock:
-    """The writers' lock of one namespace of one store, shared by every thread and event loop."""
-    with _GUARD:
-        locks = _LOCKS.setdefault(store, {})
-        return locks.setdefault(ns, NamespaceLock())
-
-
-def locked(lock: NamespaceLock, core: Core[T]) -> Core[T]:
-    """Run ``core`` holding ``lock``: ``with lock`` when sync, ``async with lock`` when async."""
-    yield Call(lock.__enter__, lock.__aenter__)
-    try:
-        return (yield from core)
-    finally:
-        yield Call(lock.__exit__, lock.__aexit__)
+from langmem_layers._core.steps import Core, store_call
 
 
 def utc(when: datetime | None) -> datetime:

@@ -8,16 +8,22 @@ Layout (``ns = user_namespace("semantic", user_id)``)::
 
 Concurrency: per-item keys mean two writers touching different items never
 clobber each other, and the history is append-only, so no change is silently
-lost. Writers in one process also take a per-user lock (a ``threading.Lock``
-for sync calls, an ``asyncio.Lock`` per event loop for async calls), so two
-threads updating the same slot are serialised and the history reads
-``A -> B -> C``. Across processes, each item carries a version: before writing,
-the touched items are re-read and, if another writer changed them since they
-were loaded, the merge is re-planned (a check, not an atomic compare-and-swap:
-``BaseStore`` has none, so a write landing in the few milliseconds between the
-check and the put can still win; it is then still in the history). The
-writes of one update (history records first, then items) go to the store in
-one ``batch``.
+lost. Every read-modify-write of a user's profile (``apply``, ``add``,
+``remove`` and their async twins) runs as the only writer of that user
+(:mod:`~langmem_layers.semantic._writers`): an in-process lock (threads, event
+loops) and, on LangGraph's ``SqliteStore`` / ``AsyncSqliteStore`` (a ``flock``
+on a lock file beside the database) and ``PostgresStore`` /
+``AsyncPostgresStore`` (an advisory lock), a lock every other connection and
+process writing the same database takes too, held until the write is
+committed. So concurrent overwrites of one slot read ``A -> B -> C`` with one
+current value, whatever the connections and processes. On any other
+``BaseStore`` only the in-process lock exists (the fallback). Either way each
+item carries a version, as a second guard: before writing, the touched items
+are re-read and, if a writer that bypassed the lock changed them since they
+were loaded, the merge is re-planned (at most 5 times, then
+:class:`~langmem_layers.errors.StorageError` and nothing of that update is
+written). The writes of one update (history records first, then items) go to
+the store in one ``batch``. Readers take no lock.
 
 Every operation is one core (``_get``, ``_apply``...) run by ``run`` for the
 sync method and ``arun`` for its async twin, which awaits only the store's
@@ -38,11 +44,16 @@ from pydantic import BaseModel
 
 from langmem_layers._core.steps import Core, arun, run
 from langmem_layers._core.stores import scan
-from langmem_layers.errors import ConfigurationError
+from langmem_layers.errors import ConfigurationError, StorageError
 from langmem_layers.identity import normalize_user_id, user_namespace
-from langmem_layers.safety.caps import CapStats, OutputCaps, cap_profile_updates
+from langmem_layers.safety.caps import (
+    CapStats,
+    OutputCaps,
+    cap_profile_updates,
+    refuse_oversized_profile_updates,
+)
 from langmem_layers.safety.redaction import RedactionConfig
-from langmem_layers.semantic._backend import get_many, locked, ns_lock, utc, write
+from langmem_layers.semantic._backend import get_many, utc, write
 from langmem_layers.semantic._credentials import screen_updates
 from langmem_layers.semantic._dedup import NearDuplicates
 from langmem_layers.semantic._merge import (
@@ -55,6 +66,7 @@ from langmem_layers.semantic._merge import (
     replay,
     touched,
 )
+from langmem_layers.semantic._writers import exclusive
 from langmem_layers.semantic.schema import FieldSpec, ProfileSchema, ProfileUpdate, profile_fields
 from langmem_layers.semantic.types import HistoryRecord, Profile, ProfileItem, SupersededValue
 from langmem_layers.storage.defaults import Storage
@@ -63,7 +75,10 @@ __all__ = ["ProfileStore"]
 
 LAYER = "semantic"
 
-_RETRIES = 3
+#: Plans of one update against fresh items before a conflicting writer is reported.
+_ATTEMPTS = 5
+#: The extractor name of an application's own writes (not model output).
+MANUAL = "manual"
 
 
 class ProfileStore:
@@ -298,15 +313,20 @@ class ProfileStore:
         extractor: str,
         now: datetime | None,
     ) -> Core[list[HistoryRecord]]:
+        updates = list(updates)
+        if extractor == MANUAL:  # the application's own write: refused whole, never cut
+            refuse_oversized_profile_updates(updates, self.caps)
         updates = cap_profile_updates(updates, self, lambda us: screen_updates(us, self.redaction))
         checked = [(self._check(u), u) for u in updates]
         store = self.store
-        lock = ns_lock(store, self.namespace(user_id, "profile"))
-        return (
-            yield from locked(
-                lock, self._apply_locked(store, user_id, checked, thread_id, extractor, now)
-            )
-        )
+        core = self._apply_locked(store, user_id, checked, thread_id, extractor, now)
+        return (yield from exclusive(store, self.namespace(user_id, "profile"), core))
+
+    def _view(
+        self, store: BaseStore, user_id: str
+    ) -> Core[tuple[dict[str, ProfileItem], dict[str, int]]]:
+        items = yield from self._items(store, user_id)
+        return items, {k: i.version for k, i in items.items()}
 
     def _apply_locked(
         self,
@@ -318,11 +338,10 @@ class ProfileStore:
         now: datetime | None,
     ) -> Core[list[HistoryRecord]]:
         prof, hist = self._namespaces(user_id)
-        items = yield from self._items(store, user_id)
-        versions = {k: i.version for k, i in items.items()}
+        items, versions = yield from self._view(store, user_id)
         written: list[HistoryRecord] = []
         for spec, u in checked:
-            for _attempt in range(_RETRIES):
+            for _attempt in range(_ATTEMPTS):
                 dup = yield from self._dedup.find(spec, u, items)
                 plan = plan_update(
                     spec,
@@ -337,9 +356,10 @@ class ProfileStore:
                 found = yield from get_many(store, prof, touched(plan))
                 if fresh(found, versions):
                     break
-                # another writer (e.g. another process) changed these items: re-read, re-plan
-                items = yield from self._items(store, user_id)
-                versions = {k: i.version for k, i in items.items()}
+                # a writer that bypassed the writers' lock changed these items: re-read, re-plan
+                items, versions = yield from self._view(store, user_id)
+            else:
+                raise _conflict(store, u)
             yield from write(store, plan_ops(plan, prof, hist))
             fold(items, versions, plan)
             written += plan.records
@@ -358,17 +378,26 @@ class ProfileStore:
 
         The field's declared policy decides (an update's ``kind`` is advisory):
         scalar and key->value fields overwrite, list fields accumulate with
-        de-duplication; ``replaces`` retires the named old value. Before
-        writing, the versions of the touched items are checked against the
-        ones the merge was planned from; if another writer changed them (for
-        example another process on the same database) the items are re-read
-        and the merge re-planned (up to 3 times).
+        de-duplication; ``replaces`` retires the named old value. The whole
+        read-modify-write runs as the user's only writer, across threads,
+        connections and processes (see the module docstring); before writing,
+        the versions of the touched items are checked against the ones the
+        merge was planned from, and re-planned if a writer that bypassed the
+        lock changed them (up to 5 times).
+
+        ``extractor`` names where the updates come from: ``"manual"`` (the
+        default) is the application's own write, refused whole when a text or
+        the count exceeds :attr:`caps`; any other name (a model extractor's)
+        marks model output, which is cut down to the caps instead.
 
         Returns:
             The history records written (duplicates write none).
 
         Raises:
-            ConfigurationError: unknown field, or a dict field without a key.
+            ConfigurationError: unknown field, a dict field without a key, or (a
+                ``"manual"`` write) a value over a cap; nothing is written.
+            StorageError: other writers kept changing the slot (see above), or
+                the writers' lock could not be taken; that update is not written.
 
         """
         return run(self._apply(user_id, updates, thread_id, extractor, now))
@@ -406,7 +435,7 @@ class ProfileStore:
             importance=importance,
             evidence=evidence,
         )
-        return (yield from self._apply(user_id, [u], thread_id, "manual", None))
+        return (yield from self._apply(user_id, [u], thread_id, MANUAL, None))
 
     def add(
         self,
@@ -420,7 +449,12 @@ class ProfileStore:
         replaces: str | None = None,
         thread_id: str | None = None,
     ) -> list[HistoryRecord]:
-        """Set or add one value by the field's policy (a manual edit)."""
+        """Set or add one value by the field's policy (a manual edit).
+
+        A value (or key, evidence, ``replaces``) longer than the cap
+        ``caps.profile_value_chars`` is refused with a ``ConfigurationError``
+        and nothing is written (see :meth:`apply`).
+        """
         return run(self._add(user_id, field, value, key, importance, evidence, replaces, thread_id))
 
     async def aadd(
@@ -458,7 +492,7 @@ class ProfileStore:
         store = self.store
         prof, hist = self._namespaces(user_id)
 
-        def under_lock() -> Core[list[HistoryRecord]]:
+        def exclusively() -> Core[list[HistoryRecord]]:
             items = yield from self._items(store, user_id)
             matches = find_items(items.values(), spec, key=key, value=value)
             recs = removal_records(matches, utc(None), thread_id, reason, extractor)
@@ -468,7 +502,7 @@ class ProfileStore:
             yield from write(store, ops)
             return recs
 
-        return (yield from locked(ns_lock(store, prof), under_lock()))
+        return (yield from exclusive(store, prof, exclusively()))
 
     def remove(
         self,
@@ -502,3 +536,15 @@ class ProfileStore:
     ) -> list[HistoryRecord]:
         """Async twin of :meth:`remove`."""
         return await arun(self._remove(user_id, field, key, value, thread_id, reason, extractor))
+
+
+def _conflict(store: BaseStore, update: ProfileUpdate) -> StorageError:
+    slot = f"{update.field}.{update.key}" if update.key else update.field
+    return StorageError(
+        f"profile {slot} was changed by another writer {_ATTEMPTS} times in a row while "
+        "this update was planned; this update was not written (earlier ones of the same "
+        "call were). A writer that does not take the profile writers' lock is racing (other "
+        f"processes sharing one {type(store).__name__}'s data?): retry the update, or give "
+        "every process a SqliteStore or PostgresStore on the shared database (they lock "
+        "across processes)"
+    )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -21,9 +23,17 @@ from langmem_layers.semantic import (
     ProfileUpdater,
 )
 from langmem_layers.semantic._merge import record_id
+from langmem_layers.semantic._writers import lock_key
 from langmem_layers.semantic.types import HistoryRecord
 from langmem_layers.testing import DeterministicEmbeddings
 from langmem_layers.users import export_user
+from tests.unit_tests.semantic._history_worker import (
+    Slots,
+    awrite_slots,
+    check_linear,
+    race,
+    write_slots,
+)
 
 # psycopg and the PostgreSQL saver/store are dev dependencies; `postgres_url` (conftest.py)
 # skips these tests when the server is unreachable, and fails them under CI=true
@@ -152,3 +162,143 @@ async def test_async_updater_on_postgres(apg_store: AsyncPostgresStore) -> None:
     recs = await up.amaybe_update(msgs, user_id=user, thread_id="t")
     assert recs and recs[0].old_value == "MySQL"
     assert (await p.aget(user)).get("tech_stack", "database") == "PostgreSQL"
+
+
+# --------------------------------------------- writers with connections of their own
+# Each writer opens its own PostgresStore (its own connection, or its own pool of ONE
+# connection: the writers' lock must not need a second one from it).
+WRITERS, TURNS = 4, 15
+
+
+def _opened(schema: str, via: str) -> Any:
+    if via == "pool":
+        return PostgresStore.from_conn_string(_dsn(schema), pool_config={"max_size": 1})
+    return PostgresStore.from_conn_string(_dsn(schema))
+
+
+def _aopened(schema: str, via: str) -> Any:
+    if via == "pool":
+        return AsyncPostgresStore.from_conn_string(_dsn(schema), pool_config={"max_size": 1})
+    return AsyncPostgresStore.from_conn_string(_dsn(schema))
+
+
+@pytest.mark.parametrize("via", ["connection", "pool"])
+def test_threads_with_their_own_postgres_stores_keep_one_line(
+    pg_store: PostgresStore, schema: str, via: str
+) -> None:
+    user = f"ada-{uuid.uuid4().hex[:6]}"
+    tags = [f"t{n}" for n in range(WRITERS)]
+    barrier = threading.Barrier(WRITERS)
+    errors: list[BaseException] = []
+
+    def writer(tag: str) -> None:
+        try:
+            with _opened(schema, via) as own:
+                profiles = ProfileStore(own, schema=Slots)
+                barrier.wait()
+                write_slots(profiles, user, tag, TURNS)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in tags]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    check_linear(ProfileStore(pg_store, schema=Slots), user, tags, TURNS)
+
+
+@pytest.mark.parametrize("via", ["connection", "pool"])
+async def test_tasks_with_their_own_async_postgres_stores_keep_one_line(
+    pg_store: PostgresStore, schema: str, via: str
+) -> None:
+    user = f"ada-{uuid.uuid4().hex[:6]}"
+    tags = [f"a{n}" for n in range(WRITERS)]
+    start = asyncio.Event()
+    opened = asyncio.Semaphore(0)
+
+    async def writer(tag: str) -> None:
+        async with _aopened(schema, via) as own:
+            opened.release()
+            await start.wait()
+            await awrite_slots(ProfileStore(own, schema=Slots), user, tag, TURNS)
+
+    tasks = [asyncio.create_task(writer(t)) for t in tags]
+    for _ in tags:
+        await opened.acquire()
+    start.set()
+    await asyncio.gather(*tasks)
+    await asyncio.to_thread(check_linear, ProfileStore(pg_store, schema=Slots), user, tags, TURNS)
+
+
+def test_three_processes_on_one_postgres_schema_keep_one_line(
+    pg_store: PostgresStore, schema: str
+) -> None:
+    user = f"ada-{uuid.uuid4().hex[:6]}"
+    tags = [f"p{n}" for n in range(3)]
+    race("postgres", _dsn(schema), user, tags, 20)
+    check_linear(ProfileStore(pg_store, schema=Slots), user, tags, 20)
+
+
+def test_the_lock_is_held_by_another_session_until_the_write_returns(
+    pg_store: PostgresStore, schema: str
+) -> None:
+    """During every read and write of an update, the user's advisory lock is granted."""
+    user = f"ada-{uuid.uuid4().hex[:6]}"
+    key = lock_key(ProfileStore.namespace(user, "profile")) & 0xFFFFFFFFFFFFFFFF
+    held: list[int] = []
+
+    def holders() -> int:
+        with psycopg.connect(_dsn(schema), autocommit=True) as c:
+            row = c.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                "AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 1",
+                (key >> 32, key & 0xFFFFFFFF),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    inner = pg_store.batch
+
+    def batch(ops: Any) -> Any:
+        held.append(holders())
+        return inner(ops)
+
+    pg_store.batch = batch  # type: ignore[method-assign]
+    try:
+        ProfileStore(pg_store, schema=Slots).add(user, "mood", "calm")
+    finally:
+        del pg_store.batch
+    assert len(held) >= 3 and set(held) == {1}  # scan, version check, write
+    assert holders() == 0  # released once the write returned
+
+
+async def test_a_waiting_async_writer_can_be_cancelled_and_leaves_no_lock(
+    apg_store: AsyncPostgresStore, schema: str
+) -> None:
+    user = f"ada-{uuid.uuid4().hex[:6]}"
+    key = lock_key(ProfileStore.namespace(user, "profile"))
+    p = ProfileStore(apg_store, schema=Slots)
+    await p.aadd(user, "mood", "calm")
+    other = await psycopg.AsyncConnection.connect(_dsn(schema), autocommit=True)
+    try:
+        await other.execute("SELECT pg_advisory_lock(%s)", (key,))  # another process's writer
+        writer = asyncio.create_task(p.aadd(user, "mood", "tense"))
+        for _ in range(20):  # the loop runs on while the writer polls
+            await asyncio.sleep(0.005)
+        assert not writer.done()
+        writer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await writer
+        await other.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        await p.aadd(user, "mood", "glad")  # not blocked by anything the cancelled one took
+        cur = await other.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND classid::bigint = %s AND objid::bigint = %s",
+            ((key & 0xFFFFFFFFFFFFFFFF) >> 32, key & 0xFFFFFFFF),
+        )
+        after = await cur.fetchone()
+    finally:
+        await other.close()
+    assert after is not None and after[0] == 0  # released after the write
+    assert [r.new_value for r in await p.ahistory(user)] == ["calm", "glad"]

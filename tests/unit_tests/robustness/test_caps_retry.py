@@ -166,7 +166,7 @@ async def test_oversized_profile_output_is_capped_and_counted(mode: str) -> None
     assert len(stored) > 50 and max(len(repr(i.value)) for i in stored) < 5_000
 
 
-async def test_apply_caps_manual_updates_too() -> None:
+async def test_apply_caps_model_updates_and_refuses_the_applications_own() -> None:
     from langmem_layers.semantic import ProfileUpdate
 
     profiles = ProfileStore(LoopGuardStore(), caps=OutputCaps(profile_items=2))
@@ -174,7 +174,10 @@ async def test_apply_caps_manual_updates_too() -> None:
         ProfileUpdate(field="skills", value=f"s{i} " + "x " * 400, kind="accumulate", importance=1)
         for i in range(5)
     ]
-    await profiles.aapply("u", ups)
+    with pytest.raises(ConfigurationError, match="profile_value_chars"):
+        await profiles.aapply("u", ups)  # extractor="manual": the application's own write
+    assert (await profiles.aget("u")).values("skills") == []
+    await profiles.aapply("u", ups, extractor="llm")  # model output: cut, never refused
     values = (await profiles.aget("u")).values("skills")
     assert len(values) == 2 and all(len(v) <= 500 for v in values)
     assert profiles.cap_stats.dropped_items == 3 and profiles.cap_stats.capped_values == 2

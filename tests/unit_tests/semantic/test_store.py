@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from langgraph.store.base import BaseStore
@@ -9,6 +11,7 @@ from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel, Field
 
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
+from langmem_layers.safety.caps import OutputCaps
 from langmem_layers.semantic import ProfileStore, ProfileUpdate
 from langmem_layers.testing import DeterministicEmbeddings
 
@@ -217,3 +220,93 @@ async def test_async_open(storage) -> None:  # type: ignore[no-untyped-def]
     async with ProfileStore.aopen(storage) as p:
         await p.aadd("u", "skills", "Rust")
         assert (await p.aget("u")).values("skills") == ["Rust"]
+
+
+# ------------------------------------------- oversized writes of the application itself
+MB = "x" * 1_048_576
+
+
+def _snapshot(p: ProfileStore, user: str) -> tuple[object, list[dict[str, object]]]:
+    return p.get(user).to_dict(), [r.to_dict() for r in p.history(user)]
+
+
+def _refused(p: ProfileStore, how: str) -> None:
+    """A 1 MB profile value written by the application (extractor "manual"), four ways."""
+    big = upd("context", MB, key="bio")
+    if how == "add":
+        p.add("ada", "context", MB, key="bio")
+    elif how == "apply":
+        p.apply("ada", [big])
+    elif how == "aadd":
+        asyncio.run(p.aadd("ada", "context", MB, key="bio"))
+    else:
+        asyncio.run(p.aapply("ada", [big]))
+
+
+@pytest.mark.parametrize("how", ["add", "apply", "aadd", "aapply"])
+def test_an_oversized_manual_value_is_refused_and_nothing_changes(
+    store: BaseStore, how: str
+) -> None:
+    p = ProfileStore(store)
+    p.add("ada", "context", "short bio", key="bio")
+    p.add("ada", "skills", "Rust")
+    before = _snapshot(p, "ada")
+    with pytest.raises(ConfigurationError) as raised:
+        _refused(p, how)
+    message = str(raised.value)
+    assert isinstance(raised.value, ValueError)
+    assert "profile value of context.bio is 1,048,576 characters; the limit is 500" in message
+    assert "OutputCaps.profile_value_chars" in message and "note" in message
+    assert _snapshot(p, "ada") == before
+    assert p.cap_stats.capped_values == 0  # refused, not cut
+
+
+def test_every_capped_text_and_the_count_are_refused_for_manual_writes() -> None:
+    p = ProfileStore(InMemoryStore(), caps=OutputCaps(profile_items=2))
+    long = "y" * 501
+    cases = {
+        "evidence of context.bio is 501": upd("context", "ok", key="bio", evidence=long),
+        "key of context is 501": upd("context", "ok", key=long),
+        "replaces of skills is 501": upd("skills", "Go", replaces=long),
+    }
+    for expected, update in cases.items():
+        with pytest.raises(ConfigurationError, match=expected):
+            p.apply("ada", [update])
+    with pytest.raises(
+        ConfigurationError, match=r"3 profile updates .* limit is 2 .*profile_items"
+    ):
+        p.apply("ada", [upd("skills", s) for s in ("a", "b", "c")])
+    assert p.get("ada").is_empty and p.history("ada") == []
+
+
+def test_model_output_over_the_caps_is_still_cut() -> None:
+    p = ProfileStore(InMemoryStore())
+    (rec,) = p.apply("ada", [upd("context", MB, key="bio")], extractor="llm")
+    bio = p.get("ada").get("context", "bio")
+    assert bio is not None and len(bio) <= 500 and bio.endswith("…")
+    assert rec.new_value == bio and p.cap_stats.capped_values == 1
+
+
+def test_the_facade_and_the_memory_tool_refuse_a_1_mb_profile_value(tmp_path: Path) -> None:
+    from langchain_core.messages import ToolMessage
+
+    from langmem_layers import MemoryLayers, create_memory_tools
+
+    with MemoryLayers(
+        storage=str(tmp_path), embeddings=DeterministicEmbeddings(), store=InMemoryStore()
+    ) as memory:
+        memory.save("PostgreSQL", user_id="ada", field="tech_stack", key="database")
+        before = _snapshot(memory.profiles, "ada")
+        with pytest.raises(ConfigurationError, match="1,048,576 characters; the limit is 500"):
+            memory.save(MB, user_id="ada", field="tech_stack", key="database")
+        (item,) = memory.search("database", user_id="ada", scope="profile")
+        with pytest.raises(ConfigurationError, match="1,048,576 characters"):
+            memory.update(item.id, MB, user_id="ada")
+        # the model's save_memory call gets the refusal as its tool message, to fix
+        save = create_memory_tools(memory, user_id="ada")[1]
+        args = {"content": MB, "field": "tech_stack", "key": "database"}
+        out = save.invoke({"name": save.name, "args": args, "id": "c1", "type": "tool_call"})
+        assert isinstance(out, ToolMessage) and out.status == "error"
+        assert "1,048,576 characters; the limit is 500" in str(out.content)
+        assert "save_memory tool without a field" in str(out.content)
+        assert _snapshot(memory.profiles, "ada") == before

@@ -157,6 +157,7 @@ def test_inspect_and_export_change_no_byte(
         "checkpoints.sqlite",
         "chroma",
         "store.sqlite",
+        "store.sqlite.langmem-locks",  # the profile writers' lock files (made by the writes)
     ]
     data = json.loads(target.read_text("utf-8"))
     assert [t["thread_id"] for t in data["threads"]] == ["ada-open"]  # open threads exported

@@ -34,6 +34,7 @@ from langmem_layers.episodic import EpisodeStore, EpisodeSummary, WritePolicy
 from langmem_layers.identity import RunScope
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.procedural import ProceduralMemory, ProceduralMiddleware, ToolOutcome
+from langmem_layers.safety.caps import OutputCaps
 from langmem_layers.safety.fences import (
     BREAK_MARK,
     FENCE_TAGS,
@@ -224,6 +225,11 @@ def lookup(city: str) -> str:
     return f"found {city}"
 
 
+#: Room for the longest payload as one profile value (an application's own write over
+#: the default 500-character cap is refused, not cut)
+ROOMY = OutputCaps(profile_value_chars=8000)
+
+
 # ------------------------------------------------------------------ the injected sections
 @pytest.mark.parametrize("i", range(len(PAYLOADS)), ids=IDS)
 def test_reference_graph_fences_every_section(i: int, episodes: EpisodeStore) -> None:
@@ -231,7 +237,9 @@ def test_reference_graph_fences_every_section(i: int, episodes: EpisodeStore) ->
     text = f"{marker} {payload}"
     store = InMemoryStore()
     # every recalled item is checked: no score floor (recall_min_score_ratio=0)
-    config = MemoryConfig(budget_tokens=60_000, recall_k=3, recall_min_score_ratio=0.0)
+    config = MemoryConfig(
+        budget_tokens=60_000, recall_k=3, recall_min_score_ratio=0.0, caps=ROOMY
+    )
     memory = MemoryLayers(config=config, episodes=episodes)
     memory.profiles.with_store(store).add(user, "interests", text)
     episodes.archive(
@@ -353,7 +361,7 @@ def _conversation_rows(body: list[str]) -> list[str]:
 def test_extraction_prompt_fences_profile_and_conversation(i: int) -> None:
     payload, marker = PAYLOADS[i], _marker(i)
     model = FakeChatModel(responses=[structured_reply(ProfileUpdates, {"updates": []})])
-    profiles = ProfileStore(InMemoryStore())
+    profiles = ProfileStore(InMemoryStore(), caps=ROOMY)
     profiles.add("u", "interests", f"{marker} {payload}")
     LLMProfileExtractor(model).extract(profiles.get("u"), _conversation(i))
     system, human = (str(m.content) for m in model.calls[0])
