@@ -150,6 +150,11 @@ class Phase:
             "turn_ms_p50": round(percentile(self.turn_ms, 50), 1),
             "turn_ms_p95": round(percentile(self.turn_ms, 95), 1),
             "turn_ms_max": round(max(self.turn_ms, default=float("nan")), 1),
+            "turn_p95_over_p50": round(
+                percentile(self.turn_ms, 95) / max(percentile(self.turn_ms, 50), 1e-9), 2
+            )
+            if self.turn_ms
+            else 0.0,
             "end_ms_p50": round(percentile(self.end_ms, 50), 1),
             "end_ms_p95": round(percentile(self.end_ms, 95), 1),
             "loop_lag_ms_p95": round(percentile(self.lag_ms, 95), 1),

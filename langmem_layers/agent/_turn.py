@@ -138,8 +138,8 @@ def after_turn(
             yield step
 
 
-#: The latest background archive submitted, per layers and (user, thread).
-_PENDING: weakref.WeakKeyDictionary[MemoryLayers, dict[tuple[str, str], Future[Any]]] = (
+#: The background archives submitted and not finished, per layers and (user, thread).
+_PENDING: weakref.WeakKeyDictionary[MemoryLayers, dict[tuple[str, str], list[Future[Any]]]] = (
     weakref.WeakKeyDictionary()
 )
 _PENDING_GUARD = threading.Lock()
@@ -149,13 +149,15 @@ def _submit_archive(memory: MemoryLayers, key: tuple[str, str], job: Core[None])
     """Queue an archive on the layers' executor, after the thread's earlier ones."""
     future = memory.background.submit(run, job, lane=("archive", *key), what="archive")
     with _PENDING_GUARD:
-        _PENDING.setdefault(memory, {})[key] = future
+        _PENDING.setdefault(memory, {}).setdefault(key, []).append(future)
 
     def forget(done: Future[Any]) -> None:
         with _PENDING_GUARD:
-            pending = _PENDING.get(memory)
-            if pending is not None and pending.get(key) is done:
-                del pending[key]
+            pending = _PENDING.get(memory, {})
+            if done in pending.get(key, ()):
+                pending[key].remove(done)
+                if not pending[key]:
+                    del pending[key]
 
     future.add_done_callback(forget)
 
@@ -165,30 +167,38 @@ async def _asubmit_archive(memory: MemoryLayers, key: tuple[str, str], job: Core
     _submit_archive(memory, key, job)
 
 
-def _pending(memory: MemoryLayers, key: tuple[str, str]) -> Future[Any] | None:
+def _settle(memory: MemoryLayers, key: tuple[str, str]) -> tuple[bool, list[Future[Any]]]:
+    """Cancel the archives not started; whether one was, and the running ones to wait for."""
     with _PENDING_GUARD:
-        return _PENDING.get(memory, {}).get(key)
+        futures = list(_PENDING.get(memory, {}).get(key, ()))
+    cancelled = [f.cancel() for f in futures]
+    return any(cancelled), [f for f, c in zip(futures, cancelled, strict=True) if not c]
 
 
-def _wait_archive(memory: MemoryLayers, key: tuple[str, str]) -> None:
-    future = _pending(memory, key)
-    if future is not None:
-        wait([future])  # its failure was logged; the session end archives anyway
+def _wait_archive(memory: MemoryLayers, key: tuple[str, str]) -> bool:
+    cancelled, running = _settle(memory, key)
+    if running:
+        wait(running)  # a failure was logged; the session end archives anyway
+    return cancelled
 
 
-async def _await_archive(memory: MemoryLayers, key: tuple[str, str]) -> None:
-    future = _pending(memory, key)
-    if future is not None:
-        await asyncio.wait([asyncio.wrap_future(future)])
+async def _await_archive(memory: MemoryLayers, key: tuple[str, str]) -> bool:
+    cancelled, running = _settle(memory, key)
+    if running:
+        await asyncio.wait([asyncio.wrap_future(f) for f in running])
+    return cancelled
 
 
-def wait_for_archive(memory: MemoryLayers, user_id: str, thread_id: str) -> Core[None]:
-    """Wait for the background archive a turn of this thread asked for, if one is pending.
+def wait_for_archive(memory: MemoryLayers, user_id: str, thread_id: str) -> Core[bool]:
+    """Settle the background archives turns of this thread asked for, before a session end.
 
-    A session end archives the whole transcript; done after a pending turn-requested
-    archive, it is the last word (never overwritten by that older, shorter one).
+    Those not started yet are cancelled, and ``True`` is returned (the session end
+    archives the whole transcript, with the turns' request as its reason: no work twice).
+    The one running is waited for, so the session end's archive comes after it and is
+    the last word.
     """
-    yield Call(_wait_archive, _await_archive, (memory, (user_id, thread_id)))
+    settled: bool = yield Call(_wait_archive, _await_archive, (memory, (user_id, thread_id)))
+    return settled
 
 
 def _background_archive(step: Call[Any], thread_id: str) -> Core[None]:

@@ -223,7 +223,9 @@ def _end(
             "check the thread_id and compile the graph with the checkpointer it ran with"
         )
     uid = _user_for(user_id, state.values or {}, thread_id)
-    yield from wait_for_archive(memory, uid, thread_id)  # a turn's "remember this", if pending
+    # a turn's pending "remember this": cancelled if not started (this archive does it), else
+    # waited for (this one is written after it)
+    requested = yield from wait_for_archive(memory, uid, thread_id)
     messages = yield from _transcript(graph, thread_id)
     changes = yield twin(
         memory.updater.extract_remaining,
@@ -240,7 +242,7 @@ def _end(
         {
             "user_id": uid,
             "session_id": thread_id,
-            "reason": "explicit" if force else "session_end",
+            "reason": "explicit" if force or requested else "session_end",
             "policy": memory.policy,
         },
     )

@@ -42,6 +42,8 @@ async def test_two_users_one_conversation_each_all_verified(backend: str, tmp_pa
     assert "verification passed: 3 user ids, 6 threads" in text
     assert "throughput ratio 2 concurrent / 1 sequential" in text
     assert "errors: 0 (target 0: met)" in text
+    assert f"turn latency p95/p50 with 2 users: {par['turn_p95_over_p50']:.2f}" in text
+    assert par["turn_p95_over_p50"] >= 1.0
     assert list(tmp_path.iterdir()) == []  # the run removed what it wrote
 
 
@@ -86,7 +88,7 @@ def test_a_failed_verification_is_printed_with_what_is_missing() -> None:
         "omp_num_threads": "1",
         "cpus": 2,
         "loadavg_1min_before_after": [0.5, 1.0],
-        "phases": [row, row, {**row, "users": 4, "errors": {LOCKED: 2}}],
+        "phases": [row, row, {**row, "users": 4, "errors": {LOCKED: 2}, "turn_p95_over_p50": 4.2}],
         "ratio": 0.9,
         "errors": 2,
         "missing": ["user-01: no episode for session user-01-c0-s1"],
@@ -96,6 +98,7 @@ def test_a_failed_verification_is_printed_with_what_is_missing() -> None:
     report["phases"][2]["error_examples"] = {LOCKED: "OperationalError: database is locked"}
     text = bench.format_report(report)
     assert "target >= 1.3: MISSED" in text
+    assert "p95/p50 with 4 users: 4.20 (target <= 3: MISSED)" in text
     assert "errors: 2 (target 0: MISSED)" in text
     assert "2 x database is locked" in text
     assert "verification FAILED" in text and "no episode for session user-01-c0-s1" in text

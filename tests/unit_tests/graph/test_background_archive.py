@@ -27,8 +27,10 @@ class GatedEmbeddings(DeterministicEmbeddings):
         super().__init__(size=64)
         self.gate = threading.Event()
         self.held = threading.Event()  # an archive reached the gate
+        self.archives = 0
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.archives += 1
         self.held.set()
         assert self.gate.wait(30), "the gate was never opened"
         return super().embed_documents(texts)
@@ -118,4 +120,29 @@ def test_background_archive_false_archives_inside_the_turn(chroma_client: Any) -
         {"messages": [("user", "Remember this: the audit is due on May 2")]}, CFG, context=CTX
     )
     assert [e.session_id for e in memory.episodes.list_episodes("ada")] == ["t1"]
+    memory.close()
+
+
+def test_a_queued_archive_is_cancelled_by_the_session_end_that_does_its_work(
+    chroma_client: Any,
+) -> None:
+    graph, memory, emb = _setup(chroma_client)
+    graph.invoke({"messages": [("user", "Remember this: the audit is on May 2")]}, CFG, context=CTX)
+    assert emb.held.wait(10)  # the first archive runs (held at the gate)
+    graph.invoke({"messages": [("user", "Remember this: my badge is 4411")]}, CFG, context=CTX)
+    ended: list[Any] = []
+    end = threading.Thread(
+        target=lambda: ended.append(end_session(graph, thread_id="t1", memory=memory))
+    )
+    end.start()
+    end.join(0.5)
+    assert end.is_alive()  # the running archive is waited for, not overtaken
+    emb.gate.set()
+    end.join(30)
+    assert ended and ended[0].archived and ended[0].reason.startswith("explicit")
+    memory.flush()
+    # the second, queued archive was cancelled: its work is the session end's
+    assert emb.archives == 2
+    (episode,) = memory.episodes.list_episodes("ada")
+    assert episode.message_count == 4
     memory.close()
