@@ -8,7 +8,7 @@
   optionally by time (``since``/``until``), returned as one fenced section with an id
   per item (the items themselves are the tool message's artifact);
 * ``save_memory``: a note in episodic memory, or with ``field`` a profile value
-  (redacted and capped like every write; the history records it; found by the very
+  (redacted like every write, refused over its cap; the history records it; found by the very
   next search or recall);
 * ``correct_memory``: a profile item's value or a note's text, by id (the history
   keeps what was replaced);
@@ -240,7 +240,7 @@ def _search_args(
 
 
 def _listed(verb: str, items: Sequence[MemoryItem]) -> str:
-    """What was written, as stored (redacted, capped), one line per item with its id."""
+    """What was written, as stored (redacted), one line per item with its id."""
     if not items:
         return "Nothing was saved (it held a credential, or was already known)."
     return "\n".join(f"{verb} [{i.id}] ({i.kind}) {one_line(i.text)}" for i in items)

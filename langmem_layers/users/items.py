@@ -37,7 +37,6 @@ from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import _user_namespaces as user_namespaces_core
 from langmem_layers.identity import normalize_user_id, user_namespace
 from langmem_layers.procedural import ProceduralMemory
-from langmem_layers.safety.caps import cap_text
 from langmem_layers.safety.fences import fence, one_line
 from langmem_layers.semantic import (
     HistoryRecord,
@@ -345,13 +344,27 @@ def _log_note(layers: Layers, uid: str, record: tuple[str, dict[str, Any]]) -> C
     yield store_call(store.put, store.aput, ns, record[0], record[1])
 
 
+def _note_within_cap(layers: Layers, text: str) -> str:
+    """``text`` if it fits a note; a longer one is refused (never cut: it is the caller's own)."""
+    limit = layers.config.caps.summary_chars
+    if len(text) > limit:
+        raise ConfigurationError(
+            f"note is {len(text):,} characters; the limit is {limit:,} (OutputCaps.summary_chars, "
+            "set with MemoryConfig(caps=...)); nothing was written. Split it into shorter "
+            "notes, or archive the text as a session with MemoryLayers.add (turns are kept whole)"
+        )
+    return text
+
+
 def save_note_core(
     layers: Layers, user_id: str, text: str, *, session_id: str | None = None
 ) -> Core[MemoryItem]:
-    """Save ``text`` as a note in episodic memory (redacted, capped); searchable at once."""
+    """Save ``text`` as a note in episodic memory (redacted); searchable at once.
+
+    A note longer than ``OutputCaps.summary_chars`` is refused, not cut.
+    """
     uid = normalize_user_id(user_id)
-    text = _check_text(text, "note")
-    text = cap_text(text, layers.config.caps.summary_chars)
+    text = _note_within_cap(layers, _check_text(text, "note"))
     sid = session_id or f"{NOTE_SESSION_PREFIX}{uuid.uuid4().hex[:16]}"
     msg = HumanMessage(text, name=_NOTE_SPEAKER)
     ep = yield twin(
@@ -474,7 +487,7 @@ def update_core(
         )
     if kind == "note":
         ep = yield from _note_target(layers, uid, rid)
-        new = cap_text(text, layers.config.caps.summary_chars)
+        new = _note_within_cap(layers, text)
         stored = yield twin(
             layers.episodes.archive,
             layers.episodes.aarchive,

@@ -183,13 +183,13 @@ def test_admin_export_and_forget_are_user_scoped(episodes: EpisodeStore) -> None
 def test_chat_commands(tmp_path: Path) -> None:
     script = iter(
         [
-            "/remember the gate code is 2468",
+            "/remember the team picnic is at the old mill",
             "I live in Oslo.",
             "I work as a nurse.",
             "What's the weather in Paris?",
             "/profile",
             "/end",
-            "when is the gate code?",
+            "where is the team picnic?",
             "/forget",
             "/profile",
             "/quit",
@@ -209,7 +209,7 @@ def test_chat_commands(tmp_path: Path) -> None:
     assert "Oslo" in profile_out
     ended = next(s for s in said if s.startswith("session ") and "ended" in s)
     assert "archived=True" in ended
-    recalled = next(s for s in said if "2468" in s and s.startswith("agent>"))
+    recalled = next(s for s in said if "old mill" in s and s.startswith("agent>"))
     assert "From memory" in recalled
     deleted = next(s for s in said if s.startswith("deleted:"))
     assert "episodes=" in deleted and "episodes=0" not in deleted

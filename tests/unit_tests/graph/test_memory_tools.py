@@ -286,15 +286,19 @@ def test_a_saved_note_is_recalled_by_the_next_turn(memory: MemoryLayers) -> None
     assert any("Tuesday" in item["text"] for item in out["recalled_episodes"])
 
 
-def test_saved_text_is_redacted_and_capped(memory: MemoryLayers) -> None:
+def test_saved_text_is_redacted_and_refused_over_its_cap(memory: MemoryLayers) -> None:
     save = create_memory_tools(memory, include=["save_memory"], user_id="ada")[0]
     key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2
     save.invoke({"content": f"The deploy key is {key}"})
-    save.invoke({"content": "x" * 5000})
-    everything = str(memory.get_all("ada"))
-    assert key not in everything
-    notes = memory.get_all("ada")["notes"]
-    assert max(len(n["text"]) for n in notes) <= memory.config.caps.summary_chars
+    before = memory.get_all("ada")
+    # the model is told, in the tool message, what the cap is and what to do instead
+    out = save.invoke({"content": "x" * 5000})
+    assert "5,000 characters" in str(out) and "limit is 2,000" in str(out)
+    assert memory.get_all("ada") == before  # nothing written
+    assert key not in str(before) and len(before["notes"]) == 1
+    with pytest.raises(ConfigurationError, match="OutputCaps.summary_chars"):
+        memory.save("y" * 5000, user_id="ada")  # the application's own write: refused
+    assert memory.get_all("ada") == before
 
 
 def test_the_reference_graph_gives_the_memory_tools_on_request() -> None:

@@ -72,6 +72,7 @@ def env() -> Env:
     cfg = {"configurable": {"thread_id": "t1", "user_id": "ada"}}
     graph.invoke({"messages": [("user", "My cat is called Miso")]}, cfg)
     memory.episodes.archive("ada", "s0", [HumanMessage("I live in Oslo")])
+    memory.profiles.add("ada", "skills", "chess")  # a profile and a history to keep intact
     agent = create_agent(
         FakeChatModel(default="ok"),
         [],
@@ -91,6 +92,8 @@ def _snapshot(env: Env) -> tuple[Any, ...]:
         env.store.get_turns("ada", episodes[0][0]),
         [m.content for m in state.values["messages"]],
         [m.content for m in env.agent.get_state(T1).values["messages"]],
+        [(i.field, i.key, i.value) for i in env.memory.profiles.get("ada").items],
+        [r.describe() for r in env.memory.profiles.history("ada")],
     )
 
 
@@ -127,6 +130,7 @@ def archive(messages: Any, user: Any = "ada", session: Any = "s9") -> Callable[[
 
 
 T1 = {"configurable": {"thread_id": "t1", "user_id": "ada"}}
+MB1 = "x" * 1_048_576  # an application's own profile write of 1 MB
 #: content blocks LangChain accepts whose text is not a string
 BAD_BLOCKS = {
     "int": [{"type": "text", "text": 42}],
@@ -239,6 +243,18 @@ CASES += [
         )
         for app in ("graph", "agent")
         for kind, blocks in BAD_BLOCKS.items()
+    ],
+    *[
+        Case(
+            f"1 MB profile value through {how}",
+            call,
+            CE,
+            ("1,048,576 characters", "limit is 500", "profile_value_chars", "nothing was written"),
+        )
+        for how, call in {
+            "ProfileStore.add": lambda env: env.memory.profiles.add("ada", "context", MB1),
+            "MemoryLayers.save": lambda env: env.memory.save(MB1, user_id="ada", field="context"),
+        }.items()
     ],
     Case(
         "MemoryLayers.add text block of int",
