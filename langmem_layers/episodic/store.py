@@ -110,6 +110,27 @@ def embed_query(embeddings: Embeddings, text: str) -> Call[Any]:
     return twin(embeddings.embed_query, embeddings.aembed_query, text)
 
 
+def _require_content(
+    uid: str, session_id: str, messages: list[BaseMessage], summary: EpisodeSummary | None
+) -> list[BaseMessage]:
+    """``messages``, unless they are nothing to archive: no text in any, and no summary.
+
+    A message is blank by the turn rule (its text, stripped, is empty: it would be
+    no turn). With a summary a blank transcript still records something (an
+    exported episode archived with ``index_turns=False`` comes back that way).
+    """
+    if summary is not None or any(message_text(m).strip() for m in messages):
+        return messages
+    n = len(messages)
+    what = "no messages" if n == 0 else "1 blank message" if n == 1 else f"{n} messages, all blank"
+    raise ConfigurationError(
+        f"no messages to archive for session {session_id!r} of user {uid!r} ({what}): an "
+        "episode needs at least one message with text (or a summary=); archive the session "
+        "once it has a message, or remove an archived one with delete_episodes(user_id, "
+        "[episode_id_for(user_id, session_id)]) (MemoryLayers.forget removes the whole user)"
+    )
+
+
 def _dates_of(texts: list[str], session_time: float) -> list[str]:
     """Per text, the absolute dates its time expressions name ("6 May 2023 | May 2023")."""
     return [" | ".join(date_words(s) for s in resolve_dates(t, session_time)) for t in texts]
@@ -319,7 +340,7 @@ class EpisodeStore:
         """The ``filter=`` that scopes :meth:`as_vectorstore` queries to one user's records.
 
         Args:
-            user_id: The owner, matched exactly (surrounding whitespace stripped, as
+            user_id: The owner, matched exactly (taken as given, never stripped, as
                 everywhere: :func:`~langmem_layers.identity.normalize_user_id`); required.
             kind: ``"episode"`` (summary, key facts and outcomes of a session) or
                 ``"turn"`` (one raw message).
@@ -346,7 +367,7 @@ class EpisodeStore:
     ) -> Core[Episode]:
         uid = _require_user(user_id)
         session_id = check_thread_id(session_id, "session_id")
-        messages = check_messages(messages)
+        messages = _require_content(uid, session_id, check_messages(messages), summary)
         secrets, messages = self._clean(messages)
         summ = cap_summary(  # caps around redaction: see cap_summary
             summary or offline_summary(messages),
@@ -490,14 +511,26 @@ class EpisodeStore:
         Args:
             user_id: Owner; required.
             session_id: The thread id; with ``user_id`` it fixes the episode id.
-            messages: The session's messages; empty ones are skipped as turns.
+            messages: The session's messages; empty ones are skipped as turns (but
+                counted in ``message_count``).
             summary: What to record about it; default the offline summary.
-            created_at: Unix time of the session; default now.
+            created_at: Unix time of the session; default now (a re-archive without
+                it moves the episode to the time of the re-archive).
             index_turns: Also index every message as a turn record.
 
         Returns:
             The stored :class:`Episode`. Secrets in its texts and in the turns are
             redacted before anything is written (``redaction``).
+
+        Raises:
+            ConfigurationError: nothing to archive: no message, or only blank ones
+                (no text, or whitespace), and no ``summary``. Nothing is written; an
+                earlier archive of the session stays as it was.
+
+        Archiving a session again replaces its episode and turns, and gives what one
+        archive of those messages gives, also after a crash (even ``SIGKILL``) at any
+        point of an earlier archive of it: the same episode, turns and records (turn
+        ids name the archive's generation, so they change). See ``_engine/mirror.py``.
 
         """
         return run(self._archive(user_id, session_id, messages, summary, created_at, index_turns))

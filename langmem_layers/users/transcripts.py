@@ -13,6 +13,7 @@ from langchain_core.messages import (
     HumanMessage,
 )
 
+from langmem_layers._core.text import message_text
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.users._common import _check
@@ -101,11 +102,14 @@ def import_transcripts(
 ) -> int:
     """Archive each session as an episode (forced: imports are explicit requests).
 
-    Returns the number of sessions archived; re-importing replaces, never duplicates.
+    Returns the number of sessions archived; re-importing replaces, never duplicates. A
+    session with no text is skipped (there is nothing to archive), not counted.
     """
     user_id = _check(user_id)
     n = 0
     for sid, msgs, created in sessions:
+        if not any(message_text(m).strip() for m in msgs):
+            continue
         episodes.archive(user_id, sid, msgs, created_at=created)
         n += 1
         if progress:

@@ -261,8 +261,13 @@ class UserIndex:
         return list(self._by_episode.get(episode_id, ()))
 
     def kill(self, positions: Sequence[int]) -> None:
-        """Remove records from every reader: their ids leave ``pos``, ``alive`` turns False."""
+        """Remove records from every reader: their ids leave ``pos``, ``alive`` turns False.
+
+        They leave the BM25 statistics too, so the index scores like one loaded with
+        the live records alone (a cold start after the same writes).
+        """
         alive = self.alive.view
+        self.bm25.remove([p for p in positions if alive[p]])  # before they are marked dead
         for p in positions:
             if not alive[p]:
                 continue

@@ -35,7 +35,10 @@ generation (new ids), then switches the episode record to that generation (one
 upsert), then deletes every other record of the episode, then bumps the version.
 Readers use only the packs and turns of their episode's current generation, so a
 process killed between any two of these writes leaves the old version or the
-new one, never a mix; the next archive of the session deletes what it left.
+new one, never a mix; the next archive of the session deletes what it left, and
+gives what one archive of the same messages gives: the same episode, turns and
+records (but the generation in their ids), and the same recall scores, in this
+process too (the replaced records leave the BM25 statistics: ``UserIndex.kill``).
 """
 
 from __future__ import annotations

@@ -152,3 +152,88 @@ def test_rearchiving_a_shorter_session_drops_old_turns(store: EpisodeStore) -> N
     store.archive("ada", "t1", _session(2))
     assert len(store.get_turns("ada", ep.id)) == 2
     assert store.collection.count() == 3 + 1 + 1  # + one pack, + the version record
+
+
+# ---------------------------------------------------------------------- nothing to archive
+def _stored(store: EpisodeStore) -> list[Any]:
+    got = store.collection.get(include=["documents", "metadatas"])
+    return sorted(zip(got["ids"], got["documents"], got["metadatas"], strict=True))
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [[], [HumanMessage("")], [HumanMessage("  \n"), AIMessage(" ")], [("user", "\t")]],
+    ids=["empty", "one-blank", "all-blank", "blank-tuple"],
+)
+async def test_archiving_nothing_is_refused_and_changes_nothing(
+    store: EpisodeStore, messages: list[Any]
+) -> None:
+    ep = store.archive("ada", "t1", _session(4), created_at=1000.0)
+    before = _stored(store)
+    with pytest.raises(ConfigurationError) as refused:
+        store.archive("ada", "t1", messages)
+    with pytest.raises(ConfigurationError) as arefused:
+        await store.aarchive("ada", "t1", messages)
+    for info in (refused, arefused):
+        text = str(info.value)
+        assert "no messages to archive for session 't1'" in text
+        assert "at least one message with text" in text and "delete_episodes" in text
+    assert _stored(store) == before  # the earlier archive, untouched
+    assert store.get_episode("ada", ep.id) == ep
+    assert len(store.get_turns("ada", ep.id)) == 4
+    with pytest.raises(ConfigurationError, match="no messages to archive for session 'new'"):
+        store.archive("ada", "new", messages)
+    assert [e.id for e in store.list_episodes("ada")] == [ep.id]  # nothing created
+
+
+def test_a_blank_transcript_with_a_summary_is_archived(store: EpisodeStore) -> None:
+    # what import_user gives back for an episode archived with index_turns=False
+    summary = EpisodeSummary(keep=True, summary="Planned the Lyon trip.", topic="travel")
+    ep = store.archive("ada", "t1", [HumanMessage(""), AIMessage("")], summary=summary)
+    assert ep.message_count == 2 and ep.summary == "Planned the Lyon trip."
+    assert store.get_turns("ada", ep.id) == []
+
+
+def test_archive_node_and_archive_session_skip_an_empty_session(store: EpisodeStore) -> None:
+    from langmem_layers.episodic import WritePolicy, archive_session, create_archive_node
+
+    decision = archive_session(
+        store, [], user_id="ada", session_id="t1", reason="explicit", policy=WritePolicy()
+    )
+    assert not decision.archive and "empty" in decision.why
+    node = create_archive_node(store, policy=WritePolicy())
+    cfg = {"configurable": {"user_id": "ada", "thread_id": "t1"}}
+    assert node.invoke({"messages": [HumanMessage(" ")], "session_ended": True}, cfg) == {}
+    assert store.list_episodes("ada") == []
+
+
+# ---------------------------------------------------------------------- a re-archive
+def test_archiving_again_gives_what_one_archive_gives(
+    chroma_client: Any, fake_embeddings: DeterministicEmbeddings
+) -> None:
+    """A re-archive in the same process scores, reads and stores like one clean archive."""
+    twice = EpisodeStore(chroma_client, collection_name="twice", embeddings=fake_embeddings)
+    once = EpisodeStore(chroma_client, collection_name="once", embeddings=fake_embeddings)
+    long = [HumanMessage(f"turn {i}: I moved to Lyon for the postgres job") for i in range(20)]
+    twice.archive("ada", "t1", long, created_at=1000.0)
+    twice.archive("ada", "t1", _session(6), created_at=1000.0)
+    once.archive("ada", "t1", _session(6), created_at=1000.0)
+    ep = episode_id_for("ada", "t1")
+    assert twice.get_episode("ada", ep) == once.get_episode("ada", ep)
+    strip = [(tid.split(":")[-1], text) for tid, text in twice.get_turns("ada", ep)]
+    assert strip == [(tid.split(":")[-1], text) for tid, text in once.get_turns("ada", ep)]
+    assert twice.collection.count() == once.collection.count() == 6 + 1 + 1 + 1
+    from langmem_layers.episodic import EpisodicRetriever
+
+    for query in ("postgres tuning", "shared_buffers answer", "Lyon"):
+        got = [
+            [
+                (d.page_content, round(d.metadata["score"], 6))
+                for d in EpisodicRetriever(
+                    store=s, user_id="ada", recency_weight=0.0, update_access=False
+                ).invoke(query)
+            ]
+            for s in (twice, once)
+        ]
+        # the replaced turns left the BM25 statistics (document count, lengths, frequencies)
+        assert got[0] == got[1], query

@@ -33,8 +33,10 @@ SESSIONS = ("s0", "s1", "s2", "s3")
 
 
 def _say(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    # os.write until all is out (an unbuffered text stdout may write a long line in part)
+    data = memoryview((line + "\n").encode())
+    while data:
+        data = data[os.write(sys.stdout.fileno(), data) :]
 
 
 def _session(sid: str, version: str, n: int) -> list:
