@@ -225,6 +225,13 @@ CASES += [
     Case("archive messages=[42]", archive([42]), TE, ("messages", "tuples", "dicts")),
     Case("archive messages=[{'foo': 1}]", archive([{"foo": 1}]), TE, ("messages", "role")),
     Case("archive messages=[('alien', 'x')]", archive([("alien", "x")]), TE, ("messages",)),
+    Case("archive messages=[]", archive([]), CE, ("no messages to archive", "'s9'", "ada")),
+    Case(
+        "archive of blank messages",
+        archive([("user", "  "), ("assistant", "")]),
+        CE,
+        ("no messages to archive", "'s9'"),
+    ),
     *[
         Case(
             f"archive text block of {kind}",
