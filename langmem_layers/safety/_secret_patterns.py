@@ -1,21 +1,60 @@
 """The credential shapes :mod:`langmem_layers.safety.redaction` looks for (private).
 
-Each rule is a compiled pattern plus a function that turns one match into its
-replacement (the match unchanged when a check, such as Luhn for card numbers
-or a stop word after "password is", says it is not a secret). Rules run in
-order; a later rule never rewrites an earlier ``[REDACTED]``.
+Each :class:`Rule` is a compiled pattern plus a function that turns one match
+into its replacement (the match unchanged when a check, such as Luhn for card
+numbers or the name of an assignment, says it is not a secret), and a cheap
+``gate`` that skips the pattern on texts it cannot match. A :class:`SpanRule`
+finds the spans of secret values by code (:mod:`._secret_detect`). Rules run in
+the order of :func:`build_rules`; a later rule never rewrites an earlier
+``[REDACTED]``.
+
+The order: PEM blocks and named provider tokens (replaced whole); secrets in
+connection strings, config, shell and command syntax (only the value is
+replaced: ``--password [REDACTED]``); query-string keys; ``Authorization``
+headers, ``Bearer``/``Basic`` tokens and passwords in URLs; values after secret
+words in sentences (:func:`._secret_detect.labelled_secret_spans`) and
+``name=value`` pairs whose name is a secret (replaced whole); card numbers;
+high-entropy tokens. A :class:`RuleGroup` puts rules behind one shared gate.
 """
 
 from __future__ import annotations
 
-import math
+import base64
+import binascii
 import re
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 REDACTED = "[REDACTED]"
 
-Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
+Span = tuple[int, int]
+Gate = Callable[[str, str], bool]
+NameCheck = Callable[[str], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A pattern whose matches go through ``replace``; skipped when ``gate(text, lower)`` fails."""
+
+    pattern: re.Pattern[str]
+    replace: Callable[[re.Match[str]], str]
+    gate: Gate | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRule:
+    """Code that returns the spans of secret values in ``(text, text_lowercased)``."""
+
+    find: Callable[[str, str], Iterable[Span]]
+    gate: Gate | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RuleGroup:
+    """Rules behind one shared gate (most texts skip them all with one test)."""
+
+    rules: tuple[Rule | SpanRule, ...]
+    gate: Gate | None = None
 
 
 def _whole(match: re.Match[str]) -> str:
@@ -29,6 +68,9 @@ def _group(name: str) -> Callable[[re.Match[str]], str]:
         start, end = match.span(name)
         if start < 0:
             return match.group(0)
+        value = match.group(name)
+        if len(value) > 2 and value[0] == value[-1] and value[0] in "\"'`":
+            start, end = start + 1, end - 1  # keep the quotes: "[REDACTED]"
         base = match.start()
         text = match.group(0)
         return text[: start - base] + REDACTED + text[end - base :]
@@ -36,10 +78,17 @@ def _group(name: str) -> Callable[[re.Match[str]], str]:
     return replace
 
 
+def _has(*needles: str) -> Gate:
+    """A gate: any of ``needles`` occurs in the lower-cased text."""
+    return lambda text, low: any(n in low for n in needles)
+
+
 # ---------------------------------------------------------------- provider tokens
-_PROVIDER_TOKENS = (
+_PEM = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
+    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)"
+)
+_PROVIDER_TOKENS = (
     # JSON Web Tokens (header.payload.signature)
     r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
     # OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-...)
@@ -53,15 +102,16 @@ _PROVIDER_TOKENS = (
     r"\bhf_[A-Za-z0-9]{20,}",
     r"\bnpm_[A-Za-z0-9]{30,}",
     r"\bpypi-[A-Za-z0-9_-]{40,}",
-    # Slack tokens and webhooks, Discord webhooks and bot tokens
+    # Slack tokens and webhooks, Discord webhooks and bot tokens, Telegram bot tokens
     r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
     r"\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
     r"\bdiscord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+",
     r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
+    r"(?<!\d)\d{8,10}:AA[A-Za-z0-9_-]{33}\b",
     # Google API keys, OAuth access tokens
     r"\bAIza[0-9A-Za-z_-]{30,}",
     r"\bya29\.[0-9A-Za-z_-]{20,}",
-    # Stripe, Square, Shopify, SendGrid, Twilio, Mailgun
+    # Stripe, Square, Shopify, SendGrid, Twilio, Mailgun, Mailchimp, Braintree
     r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
     r"\bwhsec_[A-Za-z0-9]{20,}",
     r"\bsq0(?:atp|csp)-[A-Za-z0-9_-]{20,}",
@@ -69,10 +119,243 @@ _PROVIDER_TOKENS = (
     r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
     r"\bSK[0-9a-f]{32}\b",
     r"\bkey-[0-9a-f]{32}\b",
+    r"\b[0-9a-f]{32}-us\d{1,2}\b",
+    r"\baccess_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}",
+    # hex or upper-case bodies the entropy test leaves alone: DigitalOcean, Databricks,
+    # age, Postman, New Relic, Heroku; Vault and Doppler tokens
+    r"\bdo[opr]_v1_[a-f0-9]{64}\b",
+    r"\bdapi[a-f0-9]{32}(?:-\d)?\b",
+    r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b",
+    r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b",
+    r"\bNRAK-[A-Z0-9]{27}\b",
+    r"\bHRKU-[A-Za-z0-9_-]{20,}",
+    r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}",
+    r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
     # Azure storage / service bus connection-string parts and SAS signatures
     r"(?i:\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=[A-Za-z0-9%+/=]{16,})",
     r"(?i:(?<=[?&])sig=[A-Za-z0-9%+/=]{16,})",
 )
+#: Every provider token lies in such a run: the pattern is searched inside the runs only
+#: (a search of the whole text with the long alternation costs ~1 µs a character).
+_PROVIDER_RUN = re.compile(r"[A-Za-z0-9_\-.:/+=~%$]{15,}")
+
+
+def provider_spans(providers: re.Pattern[str]) -> Callable[[str, str], Iterator[Span]]:
+    """The spans of named provider tokens (searched run by run)."""
+
+    def find(text: str, low: str) -> Iterator[Span]:
+        for run in _PROVIDER_RUN.finditer(text):
+            for m in providers.finditer(text, run.start(), run.end()):
+                yield m.span()
+
+    return find
+
+
+# ---------------------------------------------------------------- config, shell, connections
+_QUOTED_V = r"\"(?:[^\"\\\n]|\\.){1,300}\"|'[^'\n]{1,300}'|`[^`\n]{1,300}`"
+_BARE_V = r"[^\s\"'`,;|&<>()\[\]{}]+"
+_VALUE = rf"(?P<v>{_QUOTED_V}|{_BARE_V})"
+_CONN_KEYS = (
+    r"password|pwd|passwd|user password|accountkey|sharedaccesskey|sharedsecret|"
+    r"client ?secret|secret|access ?token|api ?key"
+)
+# ADO.NET / ODBC / JDBC: "Server=db;User Id=sa;Password=my secret;" -- the value runs to ';'
+_CONN_STRING = re.compile(
+    rf"(?im)(?:(?<=;)[ \t]*|^|(?<=[\s\"'(]))(?:{_CONN_KEYS})[ \t]*=[ \t]*"
+    r"(?P<v>\{[^}\n]{0,200}\}|\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|"
+    r"[^;\r\n\"']{0,200}[^;\s\"'](?=[ \t]*;)|[^;\s\"']{1,200})"
+)
+# --password x, --token=x, -storepass x, -passin pass:x (the flag names a secret)
+_FLAG = re.compile(
+    r"(?<![\w-])(?:--(?P<flag>[A-Za-z][\w.-]{1,40})|-(?P<short>[a-z][a-z-]{1,20}))(?:=|[ \t]+)"
+    r"(?P<v>\"(?:[^\"\\\n]|\\.){1,300}\"|'[^'\n]{1,300}'|(?![-$<{%])[^\s\"'|;&)]+)"
+)
+_PASS_FLAG = re.compile(
+    r"(?:store|key|src|dest|srcstore|deststore|new|old|http|proxy|ftp|db)?[-_]?"
+    r"pass(?:word|wd|phrase|in|out)?",
+    re.IGNORECASE,
+)
+# commands whose short flags take a password: mysql -pX, sshpass -p X, redis-cli -a X, ...
+_COMMAND_SECRETS = (
+    (
+        r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb"
+        r"(?:-dump|-admin)?)\b[^\n|;&]*?[ \t]-p(?P<v>'[^'\n]*'|\"[^\"\n]*\"|[^\s\"'-][^\s\"']*)",
+        ("mysql", "mariadb"),
+    ),
+    (r"\bsshpass[ \t]+-p[ \t]*(?P<v>'[^'\n]*'|\"[^\"\n]*\"|\S+)", ("sshpass",)),
+    (
+        r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)(?:[ \t]+registry)?[ \t]+"
+        rf"login\b[^\n|;&]*?[ \t]-p[ \t]+{_VALUE}",
+        ("login",),
+    ),
+    (rf"\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+{_VALUE}", ("redis-cli",)),
+    (
+        rf"\bmongo(?:sh|dump|restore|import|export|stat|top)?\b[^\n|;&]*?[ \t]-p[ \t]+{_VALUE}",
+        ("mongo",),
+    ),
+    (
+        r"\bcurl\b[^\n|;&]*?[ \t](?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)?[\"']?"
+        r"[^\s:\"']*:(?P<v>[^\s\"']+)",
+        ("curl",),
+    ),
+    (r"\bsmbclient\b[^\n]*?[ \t]-U[ \t]+[^\s%]+%(?P<v>\S+)", ("smbclient",)),
+    (r"\blftp\b[^\n]*?[ \t]-u[ \t]+[^,\s]+,(?P<v>\S+)", ("lftp",)),
+    (r"-pass(?:in|out)?[ \t]+pass:(?P<v>\S+)", ("pass:",)),
+    (r"\bsqlplus[ \t]+(?:-\w+[ \t]+)*[\w$#.]+/(?P<v>[^@\s/]+)", ("sqlplus",)),
+    (r"\bjdbc:oracle:\w+:[\w$#.]*/(?P<v>[^@\s]+)@", ("jdbc:oracle",)),
+    (r"--from-literal[= ][^=\s]+=(?P<v>\"[^\"\n]*\"|'[^'\n]*'|\S+)", ("from-literal",)),
+    (rf"\bsecret[ \t]+set[ \t]+\S+[^\n|;&]*?[ \t](?:--body|-b)(?:=|[ \t]+){_VALUE}", ("secret",)),
+    (r"\bnet[ \t]+user[ \t]+\S+[ \t]+(?P<v>[^\s/*][^\s]*)", ("net user",)),
+    (rf"\b(?:sqlcmd|bcp|osql)\b[^\n|;&]*?[ \t]-P[ \t]*{_VALUE}", ("sqlcmd", "bcp", "osql")),
+    (rf"\bssh-keygen\b[^\n|;&]*?[ \t]-N[ \t]*{_VALUE}", ("ssh-keygen",)),
+    (
+        rf"\b(?:zip|unzip|7z|7za|rar|unrar)\b[^\n|;&]*?[ \t]-[pP][ \t]*{_VALUE}",
+        ("zip", "7z", "rar"),
+    ),
+    (rf"\bopenssl\b[^\n|;&]*?[ \t]-k[ \t]+{_VALUE}", ("openssl",)),
+    (
+        r"(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?P<v>\"[^\"\n]*\"|'[^'\n]*')",
+        ("securestring",),
+    ),
+    (r"(?i)\bWIFI:[^\n]*?(?<=[:;])P:(?P<v>[^;\n]+)", ("wifi:",)),
+    # requests auth=("user", "pass"), HTTPBasicAuth("user", "pass"), client.login("user", "pass")
+    (
+        r"(?:\bauth|BasicAuth|DigestAuth|\.login|\.authenticate)[ \t]*[=(][ \t]*\(?[ \t]*"
+        r"(?:\"[^\"\n]*\"|'[^'\n]*'|\w+)[ \t]*,[ \t]*(?P<v>\"[^\"\n]+\"|'[^'\n]+')",
+        ("auth", "login"),
+    ),
+    # Terraform: variable "db_password" { default = "x" }
+    (
+        r"\bvariable[ \t]+\"[^\"\n]*(?:pass|secret|token|key)[^\"\n]*\"[ \t]*\{[^}]*?"
+        r"\bdefault[ \t]*=[ \t]*(?P<v>\"[^\"\n]+\")",
+        ("variable",),
+    ),
+    (
+        r"\becho[ \t]+(?:-n[ \t]+)?(?P<v>'[^'\n]*'|\"[^\"\n]*\"|[^\s|]+)[ \t]*\|[ \t]*"
+        r"(?:sudo[ \t]+-S|chpasswd|[^\n|]*--password-stdin|[^\n|]*\bpasswd\b)",
+        ("echo",),
+    ),
+    (r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?P<v>[^\r\n\"']*=[^\r\n\"']*)", ("cookie",)),
+)
+# .netrc: "machine api.example.com login ada password s3cr3t" (one line or several)
+_NETRC = re.compile(r"(?i)(?<![\w-])password[ \t]+(?P<v>[^\s\"']+)")
+# .pgpass: host:port:database:user:password
+_PGPASS = re.compile(r"(?m)^[ \t]*[\w.*-]+:(?:\d{2,5}|\*):[^:\s]+:[^:\s]+:(?P<v>\S+)[ \t]*$")
+# names whose value is a secret, in syntaxes the plain assignment rule does not read
+_NAMED_VALUES = (
+    # Python annotations: secret_key: str = "..."
+    rf"(?<![\w.-])(?P<name>[A-Za-z_]\w{{1,60}})[ \t]*:[ \t]*[A-Za-z_][\w\[\], .|]{{0,40}}?[ \t]*="
+    rf"[ \t]*{_VALUE}",
+    # Go :=, PHP/Ruby =>, R <-
+    rf"(?<![\w.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][\w.-]{{1,60}})(?P=q)[ \t]*(?::=|=>|<-)[ \t]*"
+    rf"{_VALUE}",
+    # JSON inside a JSON string: {\"password\": \"x\"}
+    r"\\(?P<q>[\"'])(?P<name>[A-Za-z_][\w.-]{1,60})\\(?P=q)\s*:\s*"
+    r"(?:\\(?P=q)(?P<v>(?:[^\"'\\\n]|\\(?![\"']))*)\\(?P=q)|(?P<b>[^\s,}\\\"']+))",
+    # os.environ["API_KEY"] = "x", config['password'] = 'x'
+    rf"\[[ \t]*(?P<q>[\"'])(?P<name>[^\"'\]\n]{{1,60}})(?P=q)[ \t]*\][ \t]*=[ \t]*{_VALUE}",
+    # setenv("API_KEY", "x"), headers.set('X-Api-Key', 'x'), SetEnvironmentVariable(...)
+    r"(?P<q>[\"'])(?P<name>[A-Za-z_][\w.-]{1,60})(?P=q)[ \t]*,[ \t]*"
+    r"(?P<v>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}')",
+    # fish set -x NAME value, setx NAME value, csh setenv NAME value
+    rf"\b(?:set|setx|setenv)[ \t]+(?:-[A-Za-z]+[ \t]+)*(?P<name>[A-Za-z_]\w{{1,60}})[ \t]+"
+    rf"(?![=-]){_VALUE}",
+    # PowerShell $env:NAME = "x"
+    rf"\$env:(?P<name>\w{{1,60}})[ \t]*=[ \t]*{_VALUE}",
+    # XML <password>x</password>
+    r"<(?P<name>[A-Za-z_][\w.:-]{0,60})(?:\s[^<>]{0,200})?>(?P<v>[^<>\n]{1,300})</(?P=name)>",
+    # <add key="ApiKey" value="x"/>, <input type="password" value="x">
+    r"\b(?:key|name|type|id)[ \t]*=[ \t]*[\"'](?P<name>[^\"'\s]{1,60})[\"'][^<>\n]{0,80}?"
+    r"\bvalue[ \t]*=[ \t]*[\"'](?P<v>[^\"'\n]*)[\"']",
+)
+# query parameters with short names: ?key=..., &code=..., &sig=... (the value must look generated)
+_QUERY_KEYS = re.compile(
+    r"(?i)[?&;#](?:key|code|sig|sign|session|sid|ticket|pass|pw|pin|otp|auth)=(?P<v>[^&#\s\"'<>]+)"
+)
+
+
+def _named(
+    is_secret_name: NameCheck, keylike: Callable[[str], bool]
+) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("name").rsplit(":", 1)[-1]
+        group = "v" if match.group("v") is not None else "b"
+        value = match.group(group).strip("\"'`")
+        if not value or _unset(value):
+            return match.group(0)
+        if is_secret_name(name) or (_KEY_TAIL.search(name) and keylike(value)):
+            return _group(group)(match)
+        return match.group(0)
+
+    return replace
+
+
+_PLACEHOLDER_VALUE = re.compile(
+    r"(?i)(?:your|my|the|insert|enter|put)[ _-]\w.*|x{3,}\w*|\*{3,}|\.{3}|<.*>|changeme\b.*"
+)
+
+
+def _unset(value: str) -> bool:
+    """A value that holds no secret: empty, null, a variable reference, a placeholder."""
+    if value.startswith(("[REDACTED", "$", "%", "<", "{{", "os.", "process.env", "env(")):
+        return True
+    low = value.lower()
+    return low in {"null", "none", "nil", "true", "false", "undefined", "''", '""'} or bool(
+        _PLACEHOLDER_VALUE.fullmatch(value)
+    )
+
+
+def _flag(is_secret_name: NameCheck) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("flag") or match.group("short")
+        value = match.group("v").strip("\"'")
+        if not value or _unset(value) or value.lower().startswith(("env:", "file:", "fd:")):
+            return match.group(0)
+        if is_secret_name(name) or _PASS_FLAG.fullmatch(name):
+            return _group("v")(match)
+        return match.group(0)
+
+    return replace
+
+
+def _when(check: Callable[[str], bool]) -> Callable[[re.Match[str]], str]:
+    """Replace group ``v`` when ``check(value)`` says it is a secret."""
+
+    def replace(match: re.Match[str]) -> str:
+        return _group("v")(match) if check(match.group("v")) else match.group(0)
+
+    return replace
+
+
+def _netrc_gate(text: str, low: str) -> bool:
+    return "machine" in low and "login" in low and "password" in low
+
+
+# ---------------------------------------------------------------- k8s Secret manifests
+_K8S_KIND = re.compile(r"[\"']?kind[\"']?\s*:\s*[\"']?Secret\b")
+_YAML_DATA = re.compile(r"(?m)^(?P<indent>[ \t]*)(?:data|stringData)[ \t]*:[ \t]*$")
+_YAML_ITEM = re.compile(r"(?P<indent>[ \t]+)[\w.-]+[ \t]*:[ \t]*(?P<v>\S[^\n]*?)[ \t]*$")
+_JSON_DATA = re.compile(r"[\"'](?:data|stringData)[\"']\s*:\s*\{(?P<body>[^{}]*)\}")
+_JSON_ITEM = re.compile(r"[\"'][^\"']+[\"']\s*:\s*[\"'](?P<v>[^\"'\n]+)[\"']")
+
+
+def k8s_secret_spans(text: str, low: str) -> Iterator[Span]:
+    """Every value under ``data:``/``stringData:`` of a ``kind: Secret`` manifest."""
+    if not _K8S_KIND.search(text):
+        return
+    for m in _YAML_DATA.finditer(text):
+        indent, pos = len(m.group("indent")), m.end() + 1
+        for line in text[pos:].split("\n"):
+            item = _YAML_ITEM.match(line)
+            if line.strip() and (not item or len(item.group("indent")) <= indent):
+                break
+            if item:
+                yield pos + item.start("v"), pos + item.end("v")
+            pos += len(line) + 1
+    for m in _JSON_DATA.finditer(text):
+        for item in _JSON_ITEM.finditer(m.group("body")):
+            yield m.start("body") + item.start("v"), m.start("body") + item.end("v")
+
 
 # ---------------------------------------------------------------- headers and URLs
 _AUTH_HEADER = re.compile(
@@ -80,16 +363,32 @@ _AUTH_HEADER = re.compile(
     r"[^\s,;\"']{6,})"
 )
 # "Bearer <token>" / "Basic <b64>" outside a header: the token must look like one
-_BEARER = re.compile(
-    r"(?i:\b(?:bearer|basic))\s+(?P<v>(?=[A-Za-z._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{12,})"
-)
-_URL_CREDENTIALS = re.compile(r"(?<=://)(?P<v>[^\s:/@?#\[\]]+:[^\s/@?#\[\]]+)(?=@)")
+_BEARER = re.compile(r"(?i:\b(?P<scheme>bearer|basic))\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})")
+
+
+def _bearer(match: re.Match[str]) -> str:
+    token = match.group("v")
+    if len(token) >= 12 and re.search(r"[0-9._~+/=-]", token):
+        return REDACTED
+    if match.group("scheme").lower() == "basic":  # base64 of "user:password"
+        try:
+            decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+            if re.fullmatch(rb"[\x21-\x7e]+:[\x20-\x7e]+", decoded):
+                return REDACTED
+        except (binascii.Error, ValueError):
+            pass
+    return match.group(0)
+
+
+# scheme://user:pass@host (the password only), also redis://:pass@host and a password with '@'
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^\s:/@?#\[\]]*:(?P<v>[^\s/?#\[\]]+)(?=@)")
 
 # ---------------------------------------------------------------- card numbers
 _CARD = re.compile(
     r"(?<![\d.-])(?:[2-6]\d{12,18}|[2-6]\d{3}(?P<s>[ -])\d{4}(?P=s)\d{4}(?P=s)\d{1,7}"
     r"|3\d{3}(?P<t>[ -])\d{6}(?P=t)\d{5})(?![\d.]\d|-\d)"
 )
+_FOUR_DIGITS = re.compile(r"\d{4}")
 
 
 def luhn_ok(digits: str) -> bool:
@@ -108,7 +407,7 @@ def _card(match: re.Match[str]) -> str:
     return REDACTED if 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
 
 
-# ---------------------------------------------------------------- "password is X"
+# ---------------------------------------------------------------- stop words
 #: Words that follow "password is" in ordinary sentences ("the password is wrong").
 _STOP_VALUES = frozenset(
     """
@@ -118,104 +417,101 @@ _STOP_VALUES = frozenset(
     sensitive missing empty set unset changed reset saved stored hidden secure safe unsafe
     same different new old easy hard simple complicated something anything nothing
     being been in on at for of to by with from about stuck forgotten lost fine ok okay
+    needed mandatory optional sent shown displayed below above attached following visible
+    encrypted hashed masked valid revoked rotated compromised leaked public private unknown
+    known protected blank generated random temporary one two same-as mine yours ours
     le la les un une de du des pas trop très incorrect faux expiré requis ce cette mon ton son
-    el los las una uno del muy demasiado incorrecta correcta segura mi tu su
-    der die das ein eine nicht zu sehr falsch abgelaufen mein dein sein ihr
+    obligatoire oublié envoyé valide
+    el los las una uno del muy demasiado incorrecta correcta segura mi tu su obligatoria
+    olvidada enviado válida
+    der die das ein eine nicht zu sehr falsch abgelaufen mein dein sein ihr erforderlich
+    vergessen gesendet gültig
     多少 什么 啥
     """.split()  # noqa: SIM905
 )
-_SEP = (
-    r"(?:\s+(?:del|de la|de|du|des|for|for the|of|für|für den|für das|zum|zur|vom)\s+\S+?)?"
-    r"\s*(?:(?:is|was|are|est|es|ist|lautet|c'est|sont)\b|:|：|是|为|為)\s*"
-)
-#: Labels whose value is taken whatever it looks like (unless a stop word).
-_STRONG_LABELS = (
-    r"passwords?|passphrase|passcode|passwd|pwd|mot de passe|contraseña|contrasena|"
-    r"passwort|kennwort|mdp"
-)
-#: Labels whose value must contain a digit or a symbol (``the secret is patience``).
-_WEAK_LABELS = (
-    r"secret(?: key)?|api[ _-]?key|access[ _-]?key|access code|token|pin(?: code)?|"
-    r"otp|one[- ]time (?:code|password)|verification code|security code|2fa code|cvv|cvc|"
-    r"code secret|code pin|clé api|clé secrète|code de vérification|clave|pin-code|"
-    r"código(?: de verificación)?|geheimzahl|zugangscode|bestätigungscode|schlüssel"
-)
-_NATURAL = re.compile(
-    rf"(?i:\b(?P<label>{_STRONG_LABELS}|{_WEAK_LABELS})\b){_SEP}"
-    r"(?P<v>[\"'«“]?[^\s,;&，。；！!？?\"'»”]+[\"'»”]?)"
-)
-_CJK_NATURAL = re.compile(
-    r"(?:支付密码|登录密码|密码|口令|验证码|动态码|校验码|密钥|秘钥|私钥|PIN码|暗号)"
-    r"\s*(?:是|为|為|:|：|=)\s*(?P<v>[\x21-\x7e]{3,})"
-)
-
-
-def _natural(match: re.Match[str]) -> str:
-    raw = match.group("v")
-    value = raw.strip("\"'«»“”").rstrip(".!?:)")
-    if not value or value.lower() in _STOP_VALUES or value.startswith(REDACTED[:-1]):
-        return match.group(0)
-    label = match.group("label").lower()
-    weak = re.fullmatch(_STRONG_LABELS, label) is None
-    plain = re.fullmatch(r"[^\W\d_]+", value) is not None
-    if weak and plain:
-        return match.group(0)
-    if plain and value.islower() and re.match(r"\s+\w", match.string[match.end() :]):
-        # "a strong passphrase is easier to remember": a word that goes on, not a password
-        return match.group(0)
-    return _group("v")(match)
+STOP_VALUES = _STOP_VALUES
 
 
 # ---------------------------------------------------------------- key = value
 _ASSIGNMENT = re.compile(
-    r"(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{1,60})(?P=q)\s*(?::|=)\s*"
-    r"(?!\[REDACTED\]|//|[A-Za-z_][A-Za-z0-9_.-]*\s*[:=])(?P<v>\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,;&}\]\"'=]+)"
+    r"(?<![\w.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{1,60})(?P=q)\s*(?::|=)\s*"
+    r"(?!\[REDACTED\]|//|[$%]?[A-Za-z_][A-Za-z0-9_.:-]*\s*[:=])"
+    r"(?P<v>\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,;&}\]\"'=]+)"
 )
+_PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]+\b")
+_KEY_TAIL = re.compile(r"(?i)(?:^|[_.-]|(?<=[a-z0-9])(?=K))(?:key|keys|sid)$")
 
 
-def _assignment(is_secret_name: Callable[[str], bool]) -> Callable[[re.Match[str]], str]:
+def _assignment(
+    is_secret_name: NameCheck, keylike: Callable[[str], bool]
+) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
-        value = match.group("v").strip("\"'")
-        if not value or not is_secret_name(match.group("name")):
-            return match.group(0)
-        if value.lower() in {"null", "none", "true", "false", "''", '""'}:
-            return match.group(0)
-        return REDACTED
+        raw = match.group("v")
+        value = raw.strip("\"'")
+        bare = raw[0] not in "\"'"
+        if not value or _unset(value.rstrip(")`.")) or (bare and (raw[0] in "{[" or "(" in raw)):
+            return match.group(0)  # empty, a placeholder, a structure, a call: f.encrypt(b"x")
+        name = match.group("name")
+        if value.lower() in STOP_VALUES and not value.isdigit():
+            return match.group(0)  # "auth: required", "password: none"
+        if _PROSE_AFTER.match(match.string, match.end()) and value.isalpha() and value.islower():
+            return match.group(0)  # "credentials: see the vault": a sentence, not a value
+        if is_secret_name(name):
+            return REDACTED
+        if _KEY_TAIL.search(name) and keylike(value):
+            return _group("v")(match)  # STRIPE_KEY=..., "key": "...": only if it looks like one
+        if len(raw) > 2 and raw[0] in "\"'" and ("=" in raw or ":" in raw):
+            # a quoted value holding pairs of its own ('stdout': 'PASSWORD=x'): read inside
+            inner = _ASSIGNMENT.sub(replace, raw[1:-1])
+            if inner != raw[1:-1]:
+                start, end = match.start("v") - match.start(), match.end("v") - match.start()
+                text = match.group(0)
+                return text[:start] + raw[0] + inner + raw[-1] + text[end:]
+        return match.group(0)
 
     return replace
 
 
-# ---------------------------------------------------------------- high entropy
-_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{24,}")
-
-
-def _entropy(text: str) -> float:
-    counts = Counter(text)
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def _generic(match: re.Match[str]) -> str:
-    token = match.group(0)
-    mixed = (
-        any(c.isupper() for c in token)
-        and any(c.islower() for c in token)
-        and any(c.isdigit() for c in token)
-    )
-    return REDACTED if mixed and _entropy(token) >= 3.5 else token
-
-
-def build_rules(is_secret_name: Callable[[str], bool]) -> tuple[Rule, ...]:
+def build_rules(is_secret_name: NameCheck) -> tuple[Rule | SpanRule | RuleGroup, ...]:
     """The built-in rules, in the order they run."""
+    from langmem_layers.safety import _secret_detect as detect
+
     providers = re.compile("|".join(f"(?:{p})" for p in _PROVIDER_TOKENS))
+    secretish: Gate = lambda text, low: detect.secretish(low)  # noqa: E731
+    needles = {n for _, ns in _COMMAND_SECRETS for n in ns} | {"machine", "secret"}
+    commands = RuleGroup(
+        (
+            *(Rule(re.compile(p), _group("v"), _has(*ns)) for p, ns in _COMMAND_SECRETS),
+            Rule(_NETRC, _group("v"), _netrc_gate),
+            SpanRule(k8s_secret_spans, _has("secret")),
+        ),
+        _has(*sorted(needles)),
+    )
+    named = RuleGroup(
+        (
+            Rule(_FLAG, _flag(is_secret_name), lambda text, low: "-" in text),
+            *(Rule(re.compile(p), _named(is_secret_name, detect.keylike)) for p in _NAMED_VALUES),
+        ),
+        secretish,
+    )
     return (
-        (providers, _whole),
-        (_AUTH_HEADER, _group("v")),
-        (_BEARER, _whole),
-        (_URL_CREDENTIALS, _group("v")),
-        (_CJK_NATURAL, _group("v")),
-        (_NATURAL, _natural),
-        (_ASSIGNMENT, _assignment(is_secret_name)),
-        (_CARD, _card),
-        (_LONG_TOKEN, _generic),
+        Rule(_PEM, _whole, _has("private key")),
+        SpanRule(provider_spans(providers)),
+        Rule(_CONN_STRING, _group("v"), lambda text, low: ";" in text and "=" in text),
+        named,
+        commands,
+        Rule(_PGPASS, _group("v"), lambda text, low: text.count(":") >= 4),
+        Rule(_QUERY_KEYS, _when(detect.keylike), lambda text, low: "=" in text),
+        Rule(_AUTH_HEADER, _group("v"), _has("authorization")),
+        Rule(_BEARER, _bearer, _has("bearer", "basic")),
+        Rule(_URL_CREDENTIALS, _group("v"), lambda text, low: "://" in text and "@" in text),
+        RuleGroup(
+            (
+                SpanRule(detect.labelled_secret_spans),
+                Rule(_ASSIGNMENT, _assignment(is_secret_name, detect.keylike)),
+            ),
+            secretish,
+        ),
+        Rule(_CARD, _card, lambda text, low: _FOUR_DIGITS.search(text) is not None),
+        SpanRule(detect.entropy_secret_spans, lambda text, low: len(text) >= 20),
     )

@@ -2,34 +2,49 @@
 
 Every write entry of the episodic (turns, summaries, key facts, outcomes),
 semantic (profile values and evidence) and procedural (tool arguments, outputs,
-errors) layers runs its text through this module, so credentials never reach
-Chroma or the store, whichever path wrote them (graph, middleware, admin
-import, direct API). :class:`RedactionConfig` (``MemoryConfig.redaction``)
-adds patterns or switches it off. Two rules:
+errors, approaches) layers runs its text through this module, so credentials
+never reach Chroma or the store, whichever path wrote them (graph, middleware,
+memory tools, the facade's ``add``/``save``/``update``, admin import, direct
+API). :class:`RedactionConfig` (``MemoryConfig.redaction``) adds patterns or
+switches it off. Two rules:
 
 * a value whose **key** looks like a secret (``token``, ``password``,
   ``api_key``, ``secret``, ``authorization``, ``cookie``, ...) is replaced
-  whole, whatever its type, at any depth of nested dicts and lists;
-* a **string** that contains something shaped like a credential (``sk-...``
-  keys, ``Bearer``/``Basic`` headers, JWTs, AWS access keys, GitHub/Slack/
-  Google tokens, ``password=...`` pairs, long high-entropy strings) has that
-  part replaced.
+  whole, whatever its type, at any depth of nested dicts and lists (the strings
+  of a list are also read together: ``["--password", "x"]``);
+* a **string** that contains something shaped like a credential has that part
+  replaced: the value only where a label says what it is ("my password is
+  [REDACTED]", ``--token [REDACTED]``), the whole token otherwise.
 
-What the second rule recognises: keys and tokens of cloud providers (AWS
-access key ids and secret keys, Google API keys, OAuth tokens and
-service-account private keys, Azure storage keys, SAS signatures and
-connection strings), AI providers (OpenAI ``sk-``/``sk-proj-``, Anthropic
-``sk-ant-``, Hugging Face ``hf_``), code hosting (GitHub ``ghp_``/``gho_``/
-``ghu_``/``ghs_``/``ghr_``/``github_pat_``, GitLab ``glpat-``, npm, PyPI), chat
-(Slack ``xox?-`` tokens and webhooks, Discord tokens and webhooks), payment
-(Stripe ``sk_live_``/``rk_live_``/``pk_live_``/``whsec_``, Square, Shopify) and
-mail (SendGrid, Twilio, Mailgun); JWTs; ``Authorization``/``Bearer``/``Basic``
-headers; passwords in URLs (``scheme://user:pass@host``); PEM private key
-blocks; card numbers (Luhn-checked, with or without spaces/dashes);
-"password/passphrase/PIN/OTP/secret/API key is/=/: X" in English, Chinese
-(密码, 口令, 验证码, 密钥...), French (mot de passe), Spanish (contraseña,
-clave) and German (Passwort, Kennwort); credential keys in JSON
-(``"password": "..."``) and ``.env`` lines (``SECRET_KEY=...``).
+What the second rule recognises. Named shapes: keys and tokens of cloud
+providers (AWS, Google, Azure storage keys, SAS signatures, DigitalOcean,
+Databricks, Heroku, Vault, Doppler), AI providers (OpenAI ``sk-``/``sk-proj-``,
+Anthropic ``sk-ant-``, Hugging Face ``hf_``), code hosting (GitHub, GitLab, npm,
+PyPI), chat (Slack, Discord, Telegram), payment (Stripe, Square, Shopify,
+Braintree) and mail (SendGrid, Twilio, Mailgun, Mailchimp); JWTs; PEM private key
+blocks; card numbers (Luhn-checked). And the general detector
+(:mod:`._secret_detect`), for what no pattern names:
+
+* values after secret words in English, Chinese, German, French and Spanish
+  (password, passphrase, PIN, OTP, verification code, key, token, secret,
+  credentials, 密码, 口令, 密钥, 秘钥, 令牌, 凭证, 验证码, 授权码, Passwort,
+  Kennwort, Schlüssel, Zugangsdaten, mot de passe, clé, jeton, identifiants,
+  contraseña, clave, llave, credenciales...) with any separator (is, =, :, ：,
+  ist, est, es, 是, ->, quotes), and the reverse forms ("X is my password",
+  "use X as the password", "123456 is your code");
+* a key-like token in the clause after a secret word, without a separator;
+* config and shell syntax: ``NAME=value`` and ``name: value`` pairs whose name is
+  a secret, ``export``/``set -x``/``$env:``/``setx``, annotated and ``:=``/``=>``
+  assignments, escaped JSON, ``environ["NAME"] =``, ``f("NAME", "value")``, XML,
+  CLI flags (``--password x``, ``--token=x``, ``mysql -pX``, ``curl -u u:p``,
+  ``sshpass -p``, ``docker login -p``, ...), ``.netrc``, ``.pgpass``, Kubernetes
+  ``Secret`` data, ``Cookie`` headers;
+* connection strings: passwords in URLs (``redis://:pass@host``, a password
+  holding ``@``), ADO.NET/ODBC/JDBC ``Password=...;``, Oracle ``user/pass@``,
+  query-string credentials (``?access_token=``, ``&key=``, ``&sig=``);
+* high-entropy tokens anywhere: 20+ characters whose letter-digit mix reads as
+  random (not words, identifiers, paths, versions, dates, UUIDs, hex hashes or
+  base64 of prose).
 """
 
 from __future__ import annotations
@@ -42,7 +57,15 @@ from functools import lru_cache
 from typing import Any
 
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.safety._secret_patterns import REDACTED, Rule, build_rules
+from langmem_layers.safety._secret_detect import forget
+from langmem_layers.safety._secret_patterns import (
+    REDACTED,
+    Rule,
+    RuleGroup,
+    Span,
+    SpanRule,
+    build_rules,
+)
 
 __all__ = [
     "REDACTED",
@@ -88,6 +111,11 @@ _SECRET_PARTS = frozenset(
         "kennwort",
         "contrasena",
         "motdepasse",
+        "pass",
+        "pw",
+        "psk",
+        "creds",
+        "mnemonic",
     }
 )
 #: Two-part spellings (``api_key``, ``private-key``, ``set_cookie``) joined before lookup.
@@ -102,6 +130,14 @@ _SECRET_PAIRS = frozenset(
         ("set", "cookie"),
         ("account", "key"),
         ("shared", "access"),
+        ("seed", "phrase"),
+        ("recovery", "phrase"),
+        ("recovery", "code"),
+        ("backup", "code"),
+        ("access", "code"),
+        ("verification", "code"),
+        ("security", "code"),
+        ("pin", "code"),
     }
 )
 #: Compact spellings found inside single-word keys (``xapitoken``, ``authtoken``).
@@ -123,6 +159,10 @@ _DESCRIPTIVE_TAILS = frozenset(
         "count", "counts", "limit", "limits", "usage", "budget", "type", "length", "size",
         "len", "url", "uri", "endpoint", "name", "field", "header", "expiry", "expires",
         "ttl", "policy", "hint", "required", "min", "max", "enabled", "used", "format",
+        "file", "path", "stdin", "prompt", "env", "var", "ref", "arn", "version", "manager",
+        "reset", "prefix", "scope", "scopes", "strength", "rotation", "timeout", "lifetime",
+        "mode", "method", "scheme", "provider", "backend", "level", "disabled", "strategy",
+        "algorithm", "host", "port", "user", "username", "domain",
     }
 )  # fmt: skip
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -134,13 +174,17 @@ def _is_secret_name(key: str) -> bool:
     parts = [p.lower() for p in _SPLIT.split(_CAMEL.sub("_", key)) if p]
     if len(parts) > 1 and parts[-1] in _DESCRIPTIVE_TAILS:
         return False
+    if parts == ["pass"]:
+        return False  # "boarding pass: ...": only DB_PASS, SMTP_PASS name a password
     if any(p in _SECRET_PARTS for p in parts):
         return True
     if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts)):
         return True
     if len(parts) == 1:
         word = parts[0]
-        return any(infix in word for infix in _SECRET_INFIXES) and not word.endswith("tokens")
+        if word.endswith("tokens") or "tokeni" in word:  # tokenizer, tokenize, max_tokens
+            return False
+        return any(infix in word for infix in _SECRET_INFIXES)
     return False
 
 
@@ -213,7 +257,7 @@ class RedactionConfig:
 
 DEFAULT_REDACTION = RedactionConfig()
 
-_BUILTIN: tuple[Rule, ...] = build_rules(_is_secret_name)
+_BUILTIN: tuple[Rule | SpanRule | RuleGroup, ...] = build_rules(_is_secret_name)
 
 
 @lru_cache(maxsize=64)
@@ -248,13 +292,77 @@ def _redact_collect(text: str, cfg: RedactionConfig, found: list[str] | None) ->
     """:func:`redact_text`; with ``found``, also list every secret value it removed."""
     if not cfg.enabled or len(text) < 4:
         return text
-    rules = [*_BUILTIN, *((p, _replace_all) for p in _extra(cfg.extra_patterns))]
-    for pattern, replace in rules:
-        if found is None:
-            text = pattern.sub(replace, text)
-        else:
-            text = pattern.sub(_recording(replace, found), text)
+    try:
+        text = _builtin_rules(text, found)
+    finally:
+        forget()  # the per-call caches of the detector hold candidate secrets
+    for pattern in _extra(cfg.extra_patterns):
+        replace = _replace_all if found is None else _recording(_replace_all, found)
+        text = pattern.sub(replace, text)
     return text
+
+
+def _builtin_rules(text: str, found: list[str] | None) -> str:
+    low = _lower(text)
+    for rule in _BUILTIN:
+        if rule.gate is not None and not rule.gate(text, low):
+            continue
+        for one in rule.rules if isinstance(rule, RuleGroup) else (rule,):
+            if one.gate is not None and not one.gate(text, low):
+                continue
+            new = _apply(one, text, low, found)
+            if new != text:
+                text, low = new, _lower(new)
+    return text
+
+
+def _apply(rule: Rule | SpanRule, text: str, low: str, found: list[str] | None) -> str:
+    if isinstance(rule, SpanRule):
+        return _replace_spans(text, rule.find(text, low), found)
+    replace = rule.replace if found is None else _recording(rule.replace, found)
+    return rule.pattern.sub(replace, text)
+
+
+def _lower(text: str) -> str:
+    """``text.lower()`` with the same length (a few letters lower-case to two characters)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+_MARKER = re.compile(re.escape(REDACTED))
+
+
+def _replace_spans(text: str, spans: Iterable[Span], found: list[str] | None) -> str:
+    """``text`` with the spans replaced, merged where they overlap.
+
+    A span touching an earlier ``[REDACTED]`` is dropped: it read the marker as a
+    value, and what follows the marker is not a secret.
+    """
+    marks = [m.span() for m in _MARKER.finditer(text)] if REDACTED in text else []
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if start < end and not any(a < end and start < b for a, b in marks):
+            _merge_add(merged, start, end)
+    if not merged:
+        return text
+    out, pos = [], 0
+    for start, end in merged:
+        out += [text[pos:start], REDACTED]
+        if found is not None:
+            found.append(text[start:end].strip(" \t\n\"'«»“”"))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _merge_add(merged: list[list[int]], start: int, end: int) -> None:
+    """Append ``[start, end)`` to sorted ``merged``, joining it with an overlapping last span."""
+    if merged and start <= merged[-1][1]:
+        merged[-1][1] = max(merged[-1][1], end)
+    else:
+        merged.append([start, end])
 
 
 def _replace_all(match: re.Match[str]) -> str:
@@ -314,14 +422,17 @@ def redact(value: Any, config: RedactionConfig | None = None, *, _depth: int = 0
     """Return a JSON-friendly copy of ``value`` with secrets removed.
 
     Mappings are walked recursively (values under secret-looking keys are
-    replaced whole); lists and tuples are walked item by item; strings go
-    through :func:`redact_text`; numbers, booleans and ``None`` are kept;
-    anything else is stored as its redacted ``repr``.
+    replaced whole); lists and tuples are walked item by item, and their strings
+    are also read together (``["--password", "x"]``: the second is the secret);
+    strings go through :func:`redact_text`; numbers, booleans and ``None`` are
+    kept; anything else is stored as its redacted ``repr``.
 
     Example:
         >>> from langmem_layers.safety.redaction import redact
         >>> redact({"city": "Paris", "auth": {"Password": "hunter2"}, "hdrs": [{"Cookie": "a=b"}]})
         {'city': 'Paris', 'auth': '[REDACTED]', 'hdrs': [{'Cookie': '[REDACTED]'}]}
+        >>> redact({"argv": ["mycli", "--password", "hunter2", "--verbose"]})
+        {'argv': ['mycli', '--password', '[REDACTED]', '--verbose']}
 
     """
     cfg = config or DEFAULT_REDACTION
@@ -339,7 +450,18 @@ def redact(value: Any, config: RedactionConfig | None = None, *, _depth: int = 0
             out[key] = REDACTED if secret else redact(v, cfg, _depth=_depth + 1)
         return out
     if isinstance(value, list | tuple | set | frozenset):
-        return [redact(v, cfg, _depth=_depth + 1) for v in value]
+        items = list(value)
+        out_items = [redact(v, cfg, _depth=_depth + 1) for v in items]
+        words = [v for v in items if isinstance(v, str)]
+        if cfg.enabled and len(words) > 1:
+            # a command line split into words (["mysql", "--password", "x"]): the words
+            # read together say what each one is
+            found = [f for f in find_secrets(" ".join(words), cfg) if len(f) >= 3]
+            for word in sorted(found, key=len, reverse=True):
+                out_items = [
+                    o.replace(word, REDACTED) if isinstance(o, str) else o for o in out_items
+                ]
+        return out_items
     return redact_text(repr(value), cfg)
 
 
