@@ -296,7 +296,7 @@ def test_saved_text_is_redacted_and_refused_over_its_cap(memory: MemoryLayers) -
     assert "5,000 characters" in str(out) and "limit is 2,000" in str(out)
     assert memory.get_all("ada") == before  # nothing written
     assert key not in str(before) and len(before["notes"]) == 1
-    with pytest.raises(ConfigurationError, match="OutputCaps.summary_chars"):
+    with pytest.raises(ConfigurationError, match=r"OutputCaps\.summary_chars"):
         memory.save("y" * 5000, user_id="ada")  # the application's own write: refused
     assert memory.get_all("ada") == before
 

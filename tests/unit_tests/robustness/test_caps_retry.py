@@ -174,8 +174,10 @@ async def test_apply_caps_model_updates_and_refuses_the_applications_own() -> No
         ProfileUpdate(field="skills", value=f"s{i} " + "x " * 400, kind="accumulate", importance=1)
         for i in range(5)
     ]
-    with pytest.raises(ConfigurationError, match="profile_value_chars"):
+    with pytest.raises(ConfigurationError, match=r"OutputCaps\.profile_items"):
         await profiles.aapply("u", ups)  # extractor="manual": the application's own write
+    with pytest.raises(ConfigurationError, match=r"OutputCaps\.profile_value_chars"):
+        await profiles.aapply("u", ups[:2])
     assert (await profiles.aget("u")).values("skills") == []
     await profiles.aapply("u", ups, extractor="llm")  # model output: cut, never refused
     values = (await profiles.aget("u")).values("skills")

@@ -237,9 +237,7 @@ def test_reference_graph_fences_every_section(i: int, episodes: EpisodeStore) ->
     text = f"{marker} {payload}"
     store = InMemoryStore()
     # every recalled item is checked: no score floor (recall_min_score_ratio=0)
-    config = MemoryConfig(
-        budget_tokens=60_000, recall_k=3, recall_min_score_ratio=0.0, caps=ROOMY
-    )
+    config = MemoryConfig(budget_tokens=60_000, recall_k=3, recall_min_score_ratio=0.0, caps=ROOMY)
     memory = MemoryLayers(config=config, episodes=episodes)
     memory.profiles.with_store(store).add(user, "interests", text)
     episodes.archive(
