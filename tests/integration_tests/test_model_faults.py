@@ -173,7 +173,11 @@ def test_background_work_keeps_a_hung_endpoint_off_the_turn(tmp_path: Path) -> N
         )  # fmt: skip
     # extraction and the "remember this" archive decision ran off the turns' path
     assert max(run.turn_seconds) < timeout, run.turn_seconds
-    assert run.memory.stats()["model"]["failures"] == {"timeout": 1}
+    # extraction and the archive's judge run on their own lanes, at once: both may meet the
+    # hung endpoint before the circuit opens (each bounded by the deadline, off the turn)
+    model = run.memory.stats()["model"]
+    assert model["failures"] in ({"timeout": 1}, {"timeout": 2}), model
+    assert model["circuit_openings"] == sum(model["failures"].values())  # one per failed call
     episodes = run.memory.episodes.list_episodes(run.user)
     assert episodes and "quarterly report" in " ".join(e.summary for e in episodes).lower()
     assert run.profile()["context.location"] == "Oslo"
