@@ -17,7 +17,11 @@ writing only when it is:
 Anything else belongs to another application: :class:`StorageError`, and the file is
 left byte-identical. The check reads the file with ``immutable=1`` (no lock, no ``-wal``
 or ``-shm`` file created) unless SQLite side files already exist next to it, in which
-case it opens it ``mode=ro`` so that committed data still in the ``-wal`` is seen.
+case it opens it ``mode=ro`` so that committed data still in the ``-wal`` is seen. A
+``-journal`` beside it is the one exception: a process killed mid-transaction leaves
+a hot rollback journal, and the check lets SQLite roll it back (an ordinary open,
+the same recovery the file's own application would run) instead of judging the torn
+pages; nothing else is written.
 
 ``checkpoints.sqlite`` has no such item check: a checkpoint names no application (the
 root namespace is ``""`` for every graph) and its blobs can be read only by deserialising
@@ -94,10 +98,22 @@ def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
 
 
 def _read_only(file: Path) -> sqlite3.Connection:
-    """A connection that cannot change ``file`` nor create files next to it."""
+    """A connection that reads ``file``'s committed state without writing to it.
+
+    With a rollback journal beside it (``-journal``: Chroma's files, and any SQLite
+    file in the default journal mode), the file may hold the pages of a transaction
+    that a killed process never committed. SQLite undoes them on the first ordinary
+    open; a read-only connection cannot, and an immutable one would read the torn
+    pages as if they were data. So such a file is opened read-write, without
+    creating it (``mode=rw``): the open restores the last committed state, as the
+    file's own application would on its next start, and the queries only read.
+    """
+    uri = file.as_uri()
+    if file.with_name(file.name + "-journal").exists():
+        return sqlite3.connect(f"{uri}?mode=rw", uri=True, check_same_thread=False)
     side_files = any(file.with_name(file.name + s).exists() for s in ("-wal", "-shm"))
     mode = "mode=ro" if side_files else "mode=ro&immutable=1"
-    return sqlite3.connect(f"{file.as_uri()}?{mode}", uri=True, check_same_thread=False)
+    return sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=False)
 
 
 def _is_langgraph_table(kind: Kind, conn: sqlite3.Connection, table: str) -> bool:

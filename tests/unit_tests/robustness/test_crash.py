@@ -18,6 +18,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -179,3 +180,52 @@ def test_records_written_before_generations_stay_readable_and_are_replaced(
     turns = [text for _, text in _store(tmp_path).get_turns("ada", ep.id)]
     assert [t.split()[1] for t in turns] == ["new", "new"]
     assert coll.count() == 3 + 1 + 1  # + the pack of the new turns, + the version record
+
+
+# ------------------------------------------------------------ a hot rollback journal
+_TORN_TRANSACTION = """
+import os, signal, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA cache_size=1")  # every change spills to the file before the commit
+conn.execute("BEGIN")
+conn.execute("CREATE TABLE junk (x BLOB)")
+for _ in range(1500):
+    conn.execute("INSERT INTO junk VALUES (randomblob(400))")
+conn.execute("DROP TABLE embeddings")
+for _ in range(1500):
+    conn.execute("INSERT INTO junk VALUES (randomblob(400))")
+os.kill(os.getpid(), signal.SIGKILL)  # dies before the commit
+"""
+
+
+def _immutable_tables(db: Path) -> set[str] | str:
+    """The tables of ``db`` as its bytes say, ignoring any journal; or SQLite's error."""
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro&immutable=1", uri=True)
+    try:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as e:  # torn pages can make the schema itself unreadable
+        return str(e)
+    finally:
+        conn.close()
+
+
+def test_a_chroma_file_killed_mid_transaction_opens_at_its_last_commit(tmp_path: Path) -> None:
+    """Chroma's file uses a rollback journal: a kill mid-transaction leaves torn pages.
+
+    The ownership check must let SQLite roll the journal back, not judge the torn pages
+    (which once made a restarted process refuse its own storage as malformed or as not
+    Chroma's).
+    """
+    ep = _store(tmp_path).archive("ada", "t1", _messages("kept", 12))
+    db = tmp_path / "chroma" / "chroma.sqlite3"
+    proc = subprocess.run([sys.executable, "-c", _TORN_TRANSACTION, str(db)], check=False)
+    assert proc.returncode == -signal.SIGKILL
+    assert db.with_name(db.name + "-journal").exists()
+    torn = _immutable_tables(db)  # the test's premise: the file itself holds the torn pages
+    assert isinstance(torn, str) or ("junk" in torn and "embeddings" not in torn), torn
+
+    fresh = _store(tmp_path)  # a restarted process
+    turns = [text for _, text in fresh.get_turns("ada", ep.id)]
+    assert turns == [f"user: kept message {k}" for k in range(12)]
+    tables = _immutable_tables(db)
+    assert isinstance(tables, set) and "embeddings" in tables and "junk" not in tables, tables
