@@ -265,19 +265,31 @@ _STRONG = (
 #: Mid: words that also mean "key" (la clave del éxito): the value needs a digit or a symbol.
 _MID = (
     r"claves?|clés?|clefs?|llaves?|secrets?|secretos?|geheimnis|identifiants|zugangsdaten|"
-    r"anmeldedaten|credenciales|credentials?|creds"
+    r"anmeldedaten|credenciales|credentials?|creds|chaves?|chiavi|chiave|sleutels?|ключ|ключи"
 )
 #: Codes: PIN, OTP, verification codes: the value needs digits.
 _CODES = (
     r"pins?(?:[ -]?(?:code|nummer|number))?|pin-code|code pin|otp|totp|cvv2?|cvc2?|csc|"
     r"one[- ]time (?:code|pin|password)|"
     r"(?:verification|security|auth|authentication|authorization|access|login|sign-in|"
-    r"2fa|mfa|two-factor|recovery|backup|door|gate|alarm|safe|garage|entry) codes?|"
+    r"2fa|mfa|two-factor|recovery|backup|door|gate|alarm|safe|garage|entry|wi-?fi|lock|"
+    r"keypad|building|unlock) codes?|"
     r"codes? de (?:vérification|verification|sécurité|securite|connexion|accès|acces|"
     r"validation)|"
     r"c[óo]digo (?:de )?(?:verificaci[óo]n|seguridad|acceso)|"
     r"geheimzahl|zugangscode|bestätigungscode|bestaetigungscode|sicherheitscode|"
-    r"verifizierungscode|einmalcode|combination"
+    r"verifizierungscode|einmalcode|combination|"
+    # door, alarm, safe and Wi-Fi codes, lock combinations, recovery codes: it, pt, fr, de, es
+    r"(?:t[üu]r|tor|haust[üu]r|alarm|alarmanlagen|tresor|safe|garagen?|wlan|wi-?fi)-?codes?|"
+    r"digicodes?|kombination|combinaison|combinazione|combinaci[óo]n|combina[çc][ãa]o|"
+    r"codes? (?:de (?:la |l'|du )?)?(?:porte|portail|alarme|immeuble|coffre|garage|wi-?fi|"
+    r"d'entr[ée]e|secours|r[ée]cup[ée]ration|sauvegarde)|"
+    r"c[óo]digos? (?:de (?:la |el |do |da )?|do |da )?(?:alarma|alarme|puerta|port[ãa]o|portal|"
+    r"portaria|cofre|caja fuerte|garaje|garagem|respaldo|recuperaci[óo]n|recupera[çc][ãa]o|"
+    r"backup|wi-?fi|acesso|desbloqueo|desbloqueio)|"
+    r"codic[ei] (?:del |della |dell'|di |dello )?(?:portone|allarme|cancello|porta|cassaforte|"
+    r"garage|backup|recupero|wi-?fi|accesso|sblocco)|"
+    r"(?:wiederherstellungs|backup|sicherungs)-?codes?"
 )
 #: Keys and tokens: the value must look generated (:func:`keylike`).
 _KEYS = r"keys?|tokens?|auth|jetons?|seed phrase|recovery phrase|mnemonic"
@@ -285,7 +297,10 @@ _KEYS = r"keys?|tokens?|auth|jetons?|seed phrase|recovery phrase|mnemonic"
 _COMPOUND_STRONG = r"passwort|kennwort"
 _COMPOUND_KEYS = r"schlüssel|schluessel"
 _CJK_STRONG = r"密码|密碼|口令|暗号|授权码|授權碼|パスワード|비밀번호"
-_CJK_CODES = r"验证码|驗證碼|动态码|校验码|安全码|提取码|取件码|短信码|pin码"
+_CJK_CODES = (
+    r"验证码|驗證碼|动态码|校验码|安全码|提取码|取件码|短信码|pin码|门禁码|開門碼|开门码|备用码|恢复码|"
+    r"暗証番号|認証コード|確認コード|バックアップコード|リカバリーコード|復旧コード|인증번호|보안코드"
+)
 _CJK_KEYS = r"密钥|密鑰|秘钥|私钥|令牌|凭证|凭据|憑證|憑據"
 _LATIN_LABEL = re.compile(
     rf"\b(?:(?P<s>{_STRONG})|(?P<m>{_MID})|(?P<c>{_CODES})|(?P<k>{_KEYS}))(?![\w-])"
@@ -326,14 +341,16 @@ _SECRET_WORD = re.compile(
 #: Between the word and the separator: a closing quote, "(prod)", "for the staging DB".
 _QUALIFIER = (
     r"[\"'`]?(?:\s+(?:api|d'acc[eè]s|d'api|secr[eè]te|priv[ée]e|de acceso|de api|secreta|"
-    r"privada))?(?:\s*\([^()\n]{1,40}\))?"
-    r"(?:\s+(?:for|of|on|at|from|de|del|de la|du|des|d'|für|zum|zur|von|vom|bei|para|pour)"
-    r"(?:\s+[^\s:=：,;.!?\"'`]{1,30}){1,3}?)?"
+    r"privada|global|globale|admin|master|maestra|mestre|segreta|privata))?"
+    r"(?:\s*\([^()\n]{1,40}\))?"
+    r"(?:\s+(?:for|of|on|at|from|de|del|de la|du|des|d'|für|zum|zur|von|vom|bei|para|pour|"
+    r"di|della|dello|dei|per|do|da|dos|das|no|na|em|meiner|meines|unserer|unseres|der)"
+    r"(?:\s+(?:[ld]['’])?[^\s:=：,;.!?\"'`]{1,30}){1,3}?){0,2}"
 )
 _VERBS = (
     r"is now|is still|is currently|is set to|was changed to|has been changed to|changed to|"
     r"set to|ist jetzt|ist nun|est maintenant|es ahora|will be|"
-    r"is|are|was|were|ist|sind|war|lautet|lauten|est|sont|était|c'est|es|son|era|é"
+    r"is|are|was|were|ist|sind|war|lautet|lauten|est|sont|était|c'est|es|son|era|é|è|são|sono"
 )
 _SEPARATOR = (
     rf"(?:\s*(?::=|=>|->|[:：=→])\s*|\s+[-–—]\s+|\s*,?\s+(?:{_VERBS})\b\s*[:：]?\s*|'s\s+|"
@@ -341,9 +358,13 @@ _SEPARATOR = (
 )
 _BARE = r"[^\s\"'`<>，。；！？、）」』\u2e80-\u9fff\uac00-\ud7af\uff00-\uffef]{1,256}"
 _QUOTED = r"[\"'`«“„「『‘](?P<qv>[^\"'`»”“」』’\n]{1,200}?)[\"'`»”“」』’]"
-_AFTER_LABEL = re.compile(rf"{_QUALIFIER}{_SEPARATOR}(?:{_QUOTED}|(?P<bv>{_BARE}))", re.IGNORECASE)
+#: an app password or a 2FA seed written in groups: abcd efgh ijkl mnop, JBSW-Y3DP-EHPK-3PXP
+_GROUPED = r"(?P<gv>(?:[A-Za-z0-9]{4}[ -]){3,}[A-Za-z0-9]{4}(?![\w-]))"
+_AFTER_LABEL = re.compile(
+    rf"{_QUALIFIER}{_SEPARATOR}(?:{_QUOTED}|{_GROUPED}|(?P<bv>{_BARE}))", re.IGNORECASE
+)
 _CJK_AFTER = re.compile(
-    r"\s*(?:是|为|為|：|:|=|改成了?|改为|改為|设为|设置为|设置成|换成了?|变成了?)?\s*"
+    r"\s*(?:是|为|為|：|:|=|改成了?|改为|改為|设为|设置为|设置成|换成了?|变成了?|は|が|는|은)?\s*"
     r"(?:[\"'“「](?P<qv>[^\"'”」\n]{1,100})[\"'”」]|(?P<bv>[\x21-\x7e]{1,256}))"
 )
 #: "X is my password", "use X as the password", "set the password to X", and their kin:
@@ -455,27 +476,83 @@ def labelled_spans(text: str, low: str) -> Iterator[Span]:
                 continue
         if kind == "key" and _PASSWORD_KEY.search(low, max(0, begin - 10), begin):
             kind = "mid"  # a Wi-Fi key, a WPA key: a password
-        if not cjk and _ASSIGNED.match(text, end_label) and low[begin:end_label].isascii():
+        word = low[begin:end_label]
+        if not cjk and _ASSIGNED.match(text, end_label) and word.isascii() and word != "pass":
             continue  # token=..., password = ...: the assignment rule's, replaced whole
+        if _code_list_label(word):
+            yield from _listed_codes(text, end_label)
         after = (_CJK_AFTER if cjk else _AFTER_LABEL).match(text, end_label)
         if after:
-            quoted = after.group("qv") is not None
-            start, end = after.span("qv" if quoted else "bv")
-            if not quoted:
-                start, end = _clean_value(text, start, end)
-            while start < end and text[start].isspace():  # « soleil-42 »
-                start += 1
-            while end > start and text[end - 1].isspace():
-                end -= 1
-            value = text[start:end]
-            if quoted and kind == "strong" and value.strip():
-                if not _PLACEHOLDER.fullmatch(value):
-                    yield start, end
-            elif _value_ok(value, kind, text, end):
-                yield start, end
+            yield from _after_value(text, after, kind)
         if not cjk and _attributive(text, end_label):
             continue  # "secret word", "token limit", "password manager": not what is given
         yield from _window_spans(text, low, end_label, strong=kind in ("strong", "mid"))
+
+
+def _after_value(text: str, after: re.Match[str], kind: str) -> Iterator[Span]:
+    """The value a label's separator leads to, if it is a secret for that ``kind``."""
+    groups = after.groupdict()
+    if groups.get("gv") is not None:  # 4-character groups: an app password, a 2FA seed
+        value = groups["gv"]
+        mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+        if kind == "strong" or mixed:
+            yield after.span("gv")
+        return
+    quoted = groups["qv"] is not None
+    start, end = after.span("qv" if quoted else "bv")
+    if not quoted:
+        start, end = _clean_value(text, start, end)
+    while start < end and text[start].isspace():  # « soleil-42 »
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    value = text[start:end]
+    if quoted and kind == "strong" and value.strip():
+        if not _PLACEHOLDER.fullmatch(value):
+            yield start, end
+    elif _value_ok(value, kind, text, end) or (kind in ("key", "mid") and _three_classes(value)):
+        yield start, end
+
+
+def _three_classes(value: str) -> bool:
+    """12+ characters of three kinds (upper, lower, digit, symbol): generated, not a word."""
+    if len(value) < 12 or "://" in value or _EMAIL.fullmatch(value) or _PATHLIKE.fullmatch(value):
+        return False
+    kinds = (
+        any(c.isupper() for c in value),
+        any(c.islower() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() for c in value),
+    )
+    return sum(kinds) >= 3 and not any(c.isspace() for c in value)
+
+
+#: recovery and backup codes: a list follows on the line ("codes de secours : 1932 3056, ...")
+_RECOVERY_WORD = re.compile(
+    r"recovery|backup|secours|r[ée]cup[ée]ration|sauvegarde|respaldo|recuperaci[óo]n|"
+    r"recupera[çc][ãa]o|recupero|wiederherstellungs|sicherungs|バックアップ|リカバリー|復旧|备用|恢复"
+)
+
+_CODE_WORD = re.compile(r"c[óo]d|コード|码|碼")
+
+
+def _code_list_label(word: str) -> bool:
+    """A label of recovery or backup codes, in either word order (codes de secours)."""
+    return bool(_CODE_WORD.search(word) and _RECOVERY_WORD.search(word))
+
+
+_LIST_ITEM = re.compile(r"(?<![\w-])[0-9a-z]{4,10}(?:[ -][0-9a-z]{4,10})?(?![\w-])")
+_DATE_TIME = re.compile(r"\d{4}-\d\d-\d\d|\d\d?:\d\d|(?:19|20)\d\d")
+
+
+def _listed_codes(text: str, begin: int) -> Iterator[Span]:
+    """Codes with 4+ digits on the rest of the line after a recovery-codes label."""
+    line_end = text.find("\n", begin)
+    stop = min(begin + 300, len(text) if line_end < 0 else line_end)
+    for m in _LIST_ITEM.finditer(text.lower(), begin, stop):
+        item = m.group(0)
+        if sum(c.isdigit() for c in item) >= 4 and not _DATE_TIME.fullmatch(item):
+            yield m.span()
 
 
 #: a wallet's seed: 12 to 24 words after "seed phrase", "recovery phrase", "mnemonic"
@@ -580,7 +657,8 @@ def _url_spans(text: str, url: re.Match[str]) -> Iterator[Span]:
     token or a webhook).
     """
     user = re.match(r"[^:/?#@\s]{16,}(?=@)", text[url.end("scheme") + 3 : url.end()])
-    if user and looks_random(user.group(0), 16):
+    if user and (looks_random(user.group(0), 16) or _HEX.fullmatch(user.group(0))):
+        # a user name is never 16+ hex digits: a DSN's key (https://<32 hex>@o1.ingest...)
         start = url.end("scheme") + 3
         yield start, start + user.end()
     hit = _SECRET_PATH.search(url.group(0))
@@ -616,8 +694,9 @@ SECRETISH = re.compile(
     r"pass|pwd|pw|secret|token|key|auth|cookie|cred|bearer|jwt|otp|session|sig|pin|cvv|cvc|"
     r"csc|mdp|kennwort|contrase|clave|senha|wachtwoord|hasło|haslo|lösenord|пароль|code|"
     r"código|codigo|geheim|zugang|bestätig|sicherheit|einmal|clé|clef|cle|jeton|identifiant|"
-    r"llave|schlüssel|schluessel|anmelde|seed|phrase|mnemonic|psk|sid|combination|"
-    r"密|秘|口令|暗号|码|碼|令牌|凭|憑|パスワード|비밀번호"
+    r"llave|schlüssel|schluessel|anmelde|seed|phrase|mnemonic|psk|sid|combina|kombination|"
+    r"chave|chiav|codice|codici|sleutel|ключ|"
+    r"密|秘|口令|暗号|码|碼|令牌|凭|憑|パスワード|비밀번호|暗証|コード|인증|보안"
 )
 
 
@@ -639,6 +718,63 @@ def labelled_secret_spans(text: str, low: str) -> list[Span]:
     return [*labelled_spans(text, low), *reverse_spans(text, low)]
 
 
+# ------------------------------------------------------------------ known by context
+#: words of a crypto wallet's context, in which a run of 12-24 plain words is its seed
+_WALLET = re.compile(
+    r"seed|wallet|mnemonic|ledger|metamask|trezor|phantom|bitcoin|ethereum|crypto|"
+    r"billetera|cartera|carteira|portefeuille|portafoglio|brieftasche|кошел|助记词|助記詞|钱包|錢包|ウォレット|ニーモニック|지갑|시드"
+)
+#: 12+ plain words given as a value: after a separator, a quote or a line start, up to the
+#: end of the line or a closing mark (not a run inside a sentence)
+_WORD_RUN = re.compile(
+    r"(?:^|(?<=[:：=\"'`“「])|(?<=[:：=]\s)|(?<=\bis\s)|(?<=\bare\s))[ \t]*"
+    r"(?P<v>(?:[a-z]{3,8}(?:,?[ \t]+|,)){11,}[a-z]{3,8})[ \t]*(?=$|[.\"'`”」)\]])",
+    re.MULTILINE,
+)
+#: English function words: never in a wallet's word list, always in a sentence
+_FUNCTION_WORDS = frozenset(
+    {"the", "and", "for", "with", "that", "this", "from", "your", "have", "has", "was", "were"}
+    | {"are", "you", "they", "them", "his", "her", "our", "but", "not", "its", "who", "what"}
+    | {"when", "which", "then", "than", "there"}
+)
+#: a call to an SDK client with string arguments: Client("AC...", "<auth token>")
+_CLIENT_CALL = re.compile(
+    r"(?i)\b\w*(?:client|search|auth|login|connect|credential|init)\w*[ \t]*\([ \t]*"
+    r"(?P<args>(?:(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}')[ \t]*,[ \t]*){1,3}"
+    r"(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'))[ \t]*[,)]"
+)
+_LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
+
+
+def seed_spans(text: str, low: str) -> Iterator[Span]:
+    """A run of 12 or more plain lower-case words in a wallet's context: its seed phrase."""
+    if not _WALLET.search(low):
+        return
+    for m in _WORD_RUN.finditer(text):
+        words = re.findall(r"[a-z]+", m.group("v"))
+        if not _FUNCTION_WORDS.intersection(words):
+            yield m.span("v")
+
+
+def client_call_spans(text: str) -> Iterator[Span]:
+    """The key-like string arguments after the first of a client's constructor or login."""
+    for call in _CLIENT_CALL.finditer(text):
+        literals = list(_LITERAL.finditer(text, *call.span("args")))
+        for lit in literals[1:]:
+            group = 1 if lit.group(1) is not None else 2
+            value = lit.group(group)
+            if len(value) >= 16 and keylike(value):
+                yield lit.span(group)
+
+
 def entropy_secret_spans(text: str, low: str) -> list[Span]:
-    """High-entropy tokens anywhere, and random segments of secret URL paths."""
-    return list(entropy_spans(text))
+    """High-entropy tokens, random segments of secret URL paths, and secrets known by context.
+
+    The context: a seed phrase in a wallet's context (:func:`seed_spans`), a key passed
+    to an SDK client with its account id (:func:`client_call_spans`).
+    """
+    spans = list(entropy_spans(text))
+    if "(" in text:
+        spans.extend(client_call_spans(text))
+    spans.extend(seed_spans(text, low))
+    return spans

@@ -131,6 +131,12 @@ _PROVIDER_TOKENS = (
     r"\bHRKU-[A-Za-z0-9_-]{20,}",
     r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}",
     r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
+    # Airtable personal access tokens, SonarQube tokens, LaunchDarkly SDK and mobile keys,
+    # Mercado Pago access tokens
+    r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b",
+    r"\bsq[pua]_[a-f0-9]{40}\b",
+    r"\b(?:sdk|mob)-[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\b",
+    r"\b(?:APP_USR|TEST)-\d{13,16}-\d{6}-[a-f0-9]{32}-\d{6,12}\b",
     # Azure storage / service bus connection-string parts and SAS signatures
     r"(?i:\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=[A-Za-z0-9%+/=]{16,})",
     r"(?i:(?<=[?&])sig=[A-Za-z0-9%+/=]{16,})",
@@ -197,6 +203,28 @@ _COMMAND_SECRETS = (
         r"\bcurl\b[^\n|;&]*?[ \t](?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)?[\"']?"
         r"[^\s:\"']*:(?P<v>[^\s\"']+)",
         ("curl",),
+    ),
+    # ldapsearch -w x (bind password), snmpwalk -c x (community), -A/-X (v3 pass phrases)
+    (rf"\bldap\w+\b[^\n|;&]*?[ \t]-w[ \t]*(?![$%<{{]){_VALUE}", ("ldap",)),
+    (rf"\bsnmp\w+\b[^\n|;&]*?[ \t]-[cAX][ \t]*(?![$%<{{]){_VALUE}", ("snmp",)),
+    # MinIO client: mc alias set NAME URL ACCESS_KEY SECRET_KEY
+    (
+        r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+\S+[ \t]+"
+        r"(?P<v>'[^'\n]*'|\"[^\"\n]*\"|[^\s\"']+)",
+        ("mc ",),
+    ),
+    # htpasswd -b FILE USER PASSWORD (-c and -B may come with it: -cb, -bB)
+    (
+        r"\bhtpasswd[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+(?P<v>'[^'\n]*'|\"[^\"\n]*\"|\S+)",
+        ("htpasswd",),
+    ),
+    # Go's MySQL DSN: user:password@tcp(host:3306)/db
+    (r"[\w.-]+:(?P<v>[^\s@/\"':]+)@(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp(")),
+    # a password file made on the fly: --vault-password-file <(echo 'x')
+    (
+        r"(?i)-(?:[\w-]*(?:pass|secret|token|key)[\w-]*)[= \t]+<\([ \t]*(?:echo|printf)[ \t]+"
+        r"(?:-n[ \t]+)?(?P<v>'[^'\n]*'|\"[^\"\n]*\"|[^\s)]+)",
+        ("<(",),
     ),
     (r"\bsmbclient\b[^\n]*?[ \t]-U[ \t]+[^\s%]+%(?P<v>\S+)", ("smbclient",)),
     (r"\blftp\b[^\n]*?[ \t]-u[ \t]+[^,\s]+,(?P<v>\S+)", ("lftp",)),
