@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore
@@ -72,6 +72,8 @@ from langmem_layers.semantic.types import HistoryRecord, Profile, ProfileItem, S
 from langmem_layers.storage.defaults import Storage
 
 __all__ = ["ProfileStore"]
+
+T = TypeVar("T")
 
 LAYER = "semantic"
 
@@ -548,3 +550,12 @@ def _conflict(store: BaseStore, update: ProfileUpdate) -> StorageError:
         "every process a SqliteStore or PostgresStore on the shared database (they lock "
         "across processes)"
     )
+
+
+def as_profile_writer(store: BaseStore, user_id: str, core: Core[T]) -> Core[T]:
+    """Run ``core`` as the only writer of ``user_id``'s profile (an import's restore).
+
+    The lock every :class:`ProfileStore` write takes (threads, tasks, processes), so
+    a restore never interleaves with an extraction or an application write.
+    """
+    return exclusive(store, ProfileStore.namespace(user_id, "profile"), core)

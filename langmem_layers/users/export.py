@@ -42,6 +42,7 @@ from langmem_layers.identity import (
 from langmem_layers.identity import (
     _user_namespaces as user_namespaces_core,
 )
+from langmem_layers.semantic.store import as_profile_writer
 from langmem_layers.users._common import (
     _channel_values,
     _check,
@@ -425,6 +426,11 @@ def _read_export(file: Path) -> Any:
         raise ConfigurationError(f"{file}: not UTF-8 text ({e.reason})") from e
 
 
+def _put_all(store: BaseStore, ops: list[PutOp]) -> Core[None]:
+    for i in range(0, len(ops), _BATCH):
+        yield store_call(store.batch, store.abatch, ops[i : i + _BATCH])
+
+
 def _import(
     source: Mapping[str, Any] | str | Path,
     store: BaseStore,
@@ -448,8 +454,10 @@ def _import(
         index: Literal[False] | None = False if layer == "semantic" else None
         ops.append(PutOp((NAMESPACE_ROOT, layer, label, *rest), key, value, index))
         counts[layer] += 1
-    for i in range(0, len(ops), _BATCH):
-        yield store_call(store.batch, store.abatch, ops[i : i + _BATCH])
+    # the profile and its history as the only profile writer; tool records as they come
+    profile = [op for op in ops if op.namespace[1] == "semantic"]
+    yield from as_profile_writer(store, target, _put_all(store, profile))
+    yield from _put_all(store, [op for op in ops if op.namespace[1] != "semantic"])
     archived: set[str] = set()
     for ep in data.episodes:
         yield twin(

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryLayers, Storage, build_memory_graph
+from langmem_layers._core.steps import run
 from langmem_layers.episodic import EpisodeStore, EpisodeSummary
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
@@ -193,6 +196,25 @@ def test_import_under_another_user_and_twice(filled: Path, tmp_path: Path) -> No
         tool = again["store"]["procedural"][0]["value"]
         assert tool["user_id"] == "zoe"  # the tool record names its new user
         assert len(again["store"]["semantic"]) == len(data["store"]["semantic"])
+    finally:
+        episodes.close()
+
+
+def test_an_import_waits_for_the_profile_writer_lock(filled: Path, tmp_path: Path) -> None:
+    """The restore of a profile takes the lock every profile write takes (no forked history)."""
+    from langmem_layers.semantic._writers import writers
+
+    data = export_folder(filled)
+    store = InMemoryStore()
+    episodes = EpisodeStore(storage=str(tmp_path / "other"), embeddings=DeterministicEmbeddings())
+    local = run(writers(store)).local(ProfileStore.namespace("zoe", "profile"))
+    try:
+        with ThreadPoolExecutor(1) as pool, local:  # another writer holds zoe's profile
+            job = pool.submit(import_user, data, store=store, episodes=episodes, user_id="zoe")
+            time.sleep(0.3)
+            assert not job.done() and ProfileStore(store).get("zoe").items == []
+        assert job.result(timeout=30)["semantic"] > 0
+        assert ProfileStore(store).get("zoe").values("context") == ["Lyon"]
     finally:
         episodes.close()
 
