@@ -387,9 +387,14 @@ def k8s_secret_spans(text: str, low: str) -> Iterator[Span]:
 
 # ---------------------------------------------------------------- headers and URLs
 _AUTH_HEADER = re.compile(
-    r"(?i:\b(?:proxy-)?authorization)\s*[:=]\s*(?P<v>(?:(?:bearer|basic|token|digest)\s+)?"
-    r"[^\s,;\"']{6,})"
+    r"(?i:\b(?:proxy-)?authorization)\s*[:=]\s*(?P<v>(?:(?i:bearer|basic|token|digest)\s+)?"
+    r"(?P<t>[^\s,;\"']{6,}))"
 )
+
+
+def _header(match: re.Match[str]) -> str:
+    """An ``Authorization`` header's value, unless it is a variable or a placeholder."""
+    return match.group(0) if _unset(match.group("t")) else _group("v")(match)
 # "Bearer <token>" / "Basic <b64>" outside a header: the token must look like one
 _BEARER = re.compile(r"(?i:\b(?P<scheme>bearer|basic))\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})")
 
@@ -430,8 +435,14 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+#: the start of an IBAN up to a match: country, check digits, groups of four (IT15 Y632 ...)
+_IBAN_BEFORE = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4})*[ ]?$")
+
+
 def _card(match: re.Match[str]) -> str:
     digits = re.sub(r"\D", "", match.group(0))
+    if _IBAN_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
+        return match.group(0)  # the digits of a bank account number, not of a card
     return REDACTED if 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
 
 
@@ -464,8 +475,13 @@ STOP_VALUES = _STOP_VALUES
 _ASSIGNMENT = re.compile(
     r"(?<![\w.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{1,60})(?P=q)\s*(?::|=)\s*"
     r"(?!\[REDACTED\]|//|[$%]?[A-Za-z_][A-Za-z0-9_.:-]*\s*[:=])"
-    r"(?P<v>\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,;&}\]\"'=]+)"
+    # a bare value ends where an escaped line break does (a repr or JSON of a .env file)
+    r"(?P<v>\"(?:[^\"\\]|\\.)*\"|'[^']*'|(?:[^\s,;&}\]\"'=\\]|\\(?![nrt]))+)"
 )
+_PUBLIC_KEY_TYPE = re.compile(
+    r"ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-[\w-]+|sk-(?:ssh|ecdsa)-[\w@.-]+"
+)
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "digest", "token"})
 _PROSE_AFTER = re.compile(r"[ \t]+[^\W\d_]+\b")
 _KEY_TAIL = re.compile(r"(?i)(?:^|[_.-]|(?<=[a-z0-9])(?=K))(?:key|keys|sid)$")
 
@@ -482,6 +498,10 @@ def _assignment(
         name = match.group("name")
         if value.lower() in STOP_VALUES and not value.isdigit():
             return match.group(0)  # "auth: required", "password: none"
+        if bare and _PUBLIC_KEY_TYPE.fullmatch(value):
+            return match.group(0)  # authorized_keys: ssh-ed25519 AAAA...: a public key
+        if bare and value.lower() in _AUTH_SCHEMES:
+            return match.group(0)  # "Authorization: Bearer $TOKEN": the header rules' own
         if _PROSE_AFTER.match(match.string, match.end()) and value.isalpha() and value.islower():
             return match.group(0)  # "credentials: see the vault": a sentence, not a value
         if is_secret_name(name):
@@ -530,7 +550,7 @@ def build_rules(is_secret_name: NameCheck) -> tuple[Rule | SpanRule | RuleGroup,
         commands,
         Rule(_PGPASS, _group("v"), lambda text, low: text.count(":") >= 4),
         Rule(_QUERY_KEYS, _when(detect.keylike), lambda text, low: "=" in text),
-        Rule(_AUTH_HEADER, _group("v"), _has("authorization")),
+        Rule(_AUTH_HEADER, _header, _has("authorization")),
         Rule(_BEARER, _bearer, _has("bearer", "basic")),
         Rule(_URL_CREDENTIALS, _group("v"), lambda text, low: "://" in text and "@" in text),
         RuleGroup(

@@ -165,6 +165,7 @@ _DESCRIPTIVE_TAILS = frozenset(
         "algorithm", "host", "port", "user", "username", "domain",
     }
 )  # fmt: skip
+_PUBLIC_HEADS = frozenset({"authorized", "public", "pub", "host", "known"})
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
@@ -176,6 +177,8 @@ def _is_secret_name(key: str) -> bool:
         return False
     if parts == ["pass"]:
         return False  # "boarding pass: ...": only DB_PASS, SMTP_PASS name a password
+    if len(parts) > 1 and parts[0] in _PUBLIC_HEADS:
+        return False  # authorized_keys, public_key, host_key, known_hosts: public by design
     if any(p in _SECRET_PARTS for p in parts):
         return True
     if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts)):

@@ -1,4 +1,4 @@
-# ruff: noqa: E501, SIM905, RUF005  (a data generator: long literal lines)
+# ruff: noqa: SIM905, RUF005  (a data generator: long literal lines)
 """Generate the second secret corpus (positives.jsonl) of tests/data/secrets_second.
 
 Every secret value is fresh random output of Python's ``secrets`` module shaped like
