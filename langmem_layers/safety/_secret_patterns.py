@@ -395,6 +395,8 @@ _AUTH_HEADER = re.compile(
 def _header(match: re.Match[str]) -> str:
     """An ``Authorization`` header's value, unless it is a variable or a placeholder."""
     return match.group(0) if _unset(match.group("t")) else _group("v")(match)
+
+
 # "Bearer <token>" / "Basic <b64>" outside a header: the token must look like one
 _BEARER = re.compile(r"(?i:\b(?P<scheme>bearer|basic))\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})")
 
