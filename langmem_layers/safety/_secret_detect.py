@@ -265,7 +265,9 @@ _STRONG = (
 #: Mid: words that also mean "key" (la clave del éxito): the value needs a digit or a symbol.
 _MID = (
     r"claves?|clés?|clefs?|llaves?|secrets?|secretos?|geheimnis|identifiants|zugangsdaten|"
-    r"anmeldedaten|credenciales|credentials?|creds|chaves?|chiavi|chiave|sleutels?|ключ|ключи"
+    r"anmeldedaten|credenciales|credentials?|creds|chaves?|chiavi|chiave|sleutels?|ключ|ключи|"
+    r"appsecret|app secret|channel ?secret|herstelsleutel|wiederherstellungsschlüssel|"
+    r"clé de (?:secours|récupération)|recovery key|код восстановления"
 )
 #: Codes: PIN, OTP, verification codes: the value needs digits.
 _CODES = (
@@ -289,7 +291,14 @@ _CODES = (
     r"backup|wi-?fi|acesso|desbloqueo|desbloqueio)|"
     r"codic[ei] (?:del |della |dell'|di |dello )?(?:portone|allarme|cancello|porta|cassaforte|"
     r"garage|backup|recupero|wi-?fi|accesso|sblocco)|"
-    r"(?:wiederherstellungs|backup|sicherungs)-?codes?"
+    r"(?:wiederherstellungs|backup|sicherungs)-?codes?|herstelcodes?|cijfercode|puk\d?|"
+    r"пин-код|пин|код(?: домофона| подъезда| из смс| подтверждения| доступа| от (?:двери|"
+    r"сейфа|замка|домофона))|смс-код|"
+    # "the code for the front door", "der Code für die Haustür": a code word, then a door
+    r"(?:code|codes|código|codice|код)(?=[^.\n:：]{1,40}?(?:door|gate|t[üu]r\b|haust[üu]r|"
+    r"tor\b|porte|portail|puerta|port[óo]n|port[ãa]o|portone|cancello|alarm|allarm|safe\b|"
+    r"tresor|coffre|cofre|cassaforte|lock\b|schloss|cadenas|candado|lucchetto|cadeado|slot\b|"
+    r"deur|домофон|двер|сейф))"
 )
 #: Keys and tokens: the value must look generated (:func:`keylike`).
 _KEYS = r"keys?|tokens?|auth|jetons?|seed phrase|recovery phrase|mnemonic"
@@ -299,9 +308,13 @@ _COMPOUND_KEYS = r"schlüssel|schluessel"
 _CJK_STRONG = r"密码|密碼|口令|暗号|授权码|授權碼|パスワード|비밀번호"
 _CJK_CODES = (
     r"验证码|驗證碼|动态码|校验码|安全码|提取码|取件码|短信码|pin码|门禁码|開門碼|开门码|备用码|恢复码|"
+    r"パスコード|"
     r"暗証番号|認証コード|確認コード|バックアップコード|リカバリーコード|復旧コード|인증번호|보안코드"
 )
-_CJK_KEYS = r"密钥|密鑰|秘钥|私钥|令牌|凭证|凭据|憑證|憑據"
+_CJK_KEYS = (
+    r"密钥|密鑰|秘钥|私钥|令牌|凭证|凭据|憑證|憑據|シークレット|アクセストークン|トークン|秘密鍵|"
+    r"(?<=[\s\u3131-\ud7a3])(?:키|토큰|시크릿)"
+)
 _LATIN_LABEL = re.compile(
     rf"\b(?:(?P<s>{_STRONG})|(?P<m>{_MID})|(?P<c>{_CODES})|(?P<k>{_KEYS}))(?![\w-])"
 )
@@ -310,7 +323,7 @@ _CJK_LABEL = re.compile(
     rf"(?P<s>{_CJK_STRONG})|(?P<c>{_CJK_CODES}|(?<=[\u2e80-\u9fff])(?:pin|otp))|"
     rf"(?P<k>{_CJK_KEYS}|(?<=[\u2e80-\u9fff])(?:token|key))"
 )
-_HAS_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af]")
+_HAS_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\u3131-\u318e]")
 _KINDS = {"s": "strong", "m": "mid", "c": "code", "k": "key"}
 
 
@@ -341,16 +354,19 @@ _SECRET_WORD = re.compile(
 #: Between the word and the separator: a closing quote, "(prod)", "for the staging DB".
 _QUALIFIER = (
     r"[\"'`]?(?:\s+(?:api|d'acc[eè]s|d'api|secr[eè]te|priv[ée]e|de acceso|de api|secreta|"
-    r"privada|global|globale|admin|master|maestra|mestre|segreta|privata))?"
+    r"privada|global|globale|admin|master|maestra|mestre|segreta|privata|eletr[ôo]nic[ao]|"
+    r"electr[óo]nic[ao]|électronique|elettronic[ao]|online|digital))?"
     r"(?:\s*\([^()\n]{1,40}\))?"
     r"(?:\s+(?:for|of|on|at|from|de|del|de la|du|des|d'|für|zum|zur|von|vom|bei|para|pour|"
-    r"di|della|dello|dei|per|do|da|dos|das|no|na|em|meiner|meines|unserer|unseres|der)"
+    r"di|della|dello|dei|dell'|nell'|per|in|do|da|dos|das|no|na|em|meiner|meines|unserer|"
+    r"unseres|der|van|voor|bij|op|у|от|для|из)"
     r"(?:\s+(?:[ld]['’])?[^\s:=：,;.!?\"'`]{1,30}){1,3}?){0,2}"
 )
 _VERBS = (
     r"is now|is still|is currently|is set to|was changed to|has been changed to|changed to|"
     r"set to|ist jetzt|ist nun|est maintenant|es ahora|will be|"
-    r"is|are|was|were|ist|sind|war|lautet|lauten|est|sont|était|c'est|es|son|era|é|è|são|sono"
+    r"is|are|was|were|ist|sind|war|lautet|lauten|est|sont|était|c'est|es|son|era|é|è|são|sono|"
+    r"zijn|это|是"
 )
 _SEPARATOR = (
     rf"(?:\s*(?::=|=>|->|[:：=→])\s*|\s+[-–—]\s+|\s*,?\s+(?:{_VERBS})\b\s*[:：]?\s*|'s\s+|"
@@ -364,19 +380,29 @@ _AFTER_LABEL = re.compile(
     rf"{_QUALIFIER}{_SEPARATOR}(?:{_QUOTED}|{_GROUPED}|(?P<bv>{_BARE}))", re.IGNORECASE
 )
 _CJK_AFTER = re.compile(
-    r"\s*(?:是|为|為|：|:|=|改成了?|改为|改為|设为|设置为|设置成|换成了?|变成了?|は|が|는|은)?\s*"
+    r"\s*(?:是|为|為|：|:|=|改成了?|改为|改為|设为|设置为|设置成|换成了?|变成了?|は|が|を|는|은|가|이)?\s*"
     r"(?:[\"'“「](?P<qv>[^\"'”」\n]{1,100})[\"'”」]|(?P<bv>[\x21-\x7e]{1,256}))"
 )
 #: "X is my password", "use X as the password", "set the password to X", and their kin:
 #: (pattern, the words one of which it needs) -- one scan each, only when a word is there
-_PASSWORDS = r"(?:password|passphrase|passcode|pin|passwort|kennwort|mot de passe|contraseña)"
+_PASSWORDS = (
+    r"(?:password|passphrase|passcode|pin|passwort|kennwort|mot de passe|contraseña|senha|"
+    r"wachtwoord|пароль)"
+)
 _START = r"(?<![^\s\"'`(])"
 _REVERSE = (
     (
-        rf"{_START}(?P<v>[^\s\"'`,;:]{{3,64}})[\"'`]?\s+(?:is|was|will be|ist|est|es)\s+"
+        rf"{_START}(?P<v>[^\s\"'`,;:]{{3,64}})[\"'`]?,?\s+(?:is|was|will be|ist|est|es|c'est|"
+        r"è|é|[—–-]\s+это|это)\s+"
         r"(?:my|the|our|your|his|her|their|its|mein|meine|dein|unser|das|mon|ma|le|la|notre|"
-        rf"mi|tu|su|el|nuestra)\s+(?:\w+\s+){{0,2}}?{_PASSWORDS}\b",
-        ("pass", "pin", "kennwort", "contraseña"),
+        r"mi|tu|su|el|nuestra|il|o|a|mijn|het|de)?\s*(?:minha\s+|meu\s+|mia\s+|mio\s+)?"
+        rf"(?:[\w-]+\s+){{0,2}}?[\w-]*?{_PASSWORDS}\b",
+        ("pass", "pin", "kennwort", "contraseña", "senha", "wachtwoord", "пароль"),
+    ),
+    (
+        r"(?<![\x21-\x7e])(?P<v>[\x21-\x7e]{4,64})\s*(?:就是|是|为|が|は)\S{0,12}?"
+        r"(?:密码|密碼|口令|パスコード|パスワード|暗証番号)",
+        ("密", "口令", "パス", "暗証"),
     ),
     (
         r"\b(?:use|using|used|try|enter|type|utilise|utilisez|usa|usar|nimm|verwende)\s+"
@@ -400,8 +426,9 @@ _REVERSE = (
     ),
     # text messages: "G-123456 is your verification code", "123456是您的验证码"
     (
-        rf"{_START}(?P<c>[a-z0-9-]{{4,12}})[\"'`]?\s+(?:is|est|es|ist)\s+"
-        r"(?:your|votre|ton|tu|su|ihr|dein|el|le)\s+(?:\w+\s+){0,2}?"
+        rf"{_START}(?P<c>[a-z0-9-]{{4,12}})#?[\"'`]?\s+(?:is|est|es|ist)\s+"
+        r"(?:your|votre|ton|tu|su|ihr|dein|el|le|the|my|our|mon|ma|mein|meine|la)\s+"
+        r"(?:\w+\s+){0,2}?"
         r"(?:codes?|pin|otp|passcode|c[óo]digo|bestätigungscode|sicherheitscode|zugangscode)\b",
         ("code", "pin", "otp", "digo"),
     ),
@@ -633,7 +660,8 @@ _URL = re.compile(r"\b(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]{1,20})://[^\s\"'<>`]+")
 _PARTS = re.compile(r"[^=]+=*$|[^=]+")
 #: A URL path that hands out a capability: what follows such a segment is a secret.
 _SECRET_PATH = re.compile(
-    r"/(?:webhooks?|hooks|keys?|tokens?|secrets?|bot|apikey|api_key|auth|signatures?|sig|"
+    r"/(?:webhooks?|webhookb2|incomingwebhook|hooks|keys?|tokens?|secrets?|bot|apikey|api_key|"
+    r"auth|signatures?|sig|"
     r"credentials?|passwords?|invite|reset)[/=]",
     re.IGNORECASE,
 )
@@ -695,8 +723,9 @@ SECRETISH = re.compile(
     r"csc|mdp|kennwort|contrase|clave|senha|wachtwoord|hasło|haslo|lösenord|пароль|code|"
     r"código|codigo|geheim|zugang|bestätig|sicherheit|einmal|clé|clef|cle|jeton|identifiant|"
     r"llave|schlüssel|schluessel|anmelde|seed|phrase|mnemonic|psk|sid|combina|kombination|"
-    r"chave|chiav|codice|codici|sleutel|ключ|"
-    r"密|秘|口令|暗号|码|碼|令牌|凭|憑|パスワード|비밀번호|暗証|コード|인증|보안"
+    r"chave|chiav|codice|codici|sleutel|ключ|код|пин|пароль|puk|wachtwoord|herstel|"
+    r"密|秘|口令|暗号|码|碼|令牌|凭|憑|パスワード|비밀번호|暗証|コード|인증|보안|シークレット|トークン|"
+    r"パスコード|키|토큰|시크릿"
 )
 
 
@@ -739,7 +768,7 @@ _FUNCTION_WORDS = frozenset(
 )
 #: a call to an SDK client with string arguments: Client("AC...", "<auth token>")
 _CLIENT_CALL = re.compile(
-    r"(?i)\b\w*(?:client|search|auth|login|connect|credential|init)\w*[ \t]*\([ \t]*"
+    r"(?i)\b\w*(?:client|search|auth|login|connect|credential|init|mysqli|pdo)\w*[ \t]*\([ \t]*"
     r"(?P<args>(?:(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}')[ \t]*,[ \t]*){1,3}"
     r"(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'))[ \t]*[,)]"
 )

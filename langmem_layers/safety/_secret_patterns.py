@@ -85,8 +85,8 @@ def _has(*needles: str) -> Gate:
 
 # ---------------------------------------------------------------- provider tokens
 _PEM = re.compile(
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)"
+    r"-----BEGIN (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V\d)-----[\s\S]*?"
+    r"(?:-----END (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V\d)-----|$)"
 )
 _PROVIDER_TOKENS = (
     # JSON Web Tokens (header.payload.signature)
@@ -137,6 +137,9 @@ _PROVIDER_TOKENS = (
     r"\bsq[pua]_[a-f0-9]{40}\b",
     r"\b(?:sdk|mob)-[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}\b",
     r"\b(?:APP_USR|TEST)-\d{13,16}-\d{6}-[a-f0-9]{32}-\d{6,12}\b",
+    # BitLocker recovery keys (8 groups of 6 digits), Apple account recovery keys
+    r"\b\d{6}(?:-\d{6}){7}\b",
+    r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4}(?:-[A-Z0-9]{4}){6}\b",
     # Azure storage / service bus connection-string parts and SAS signatures
     r"(?i:\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=[A-Za-z0-9%+/=]{16,})",
     r"(?i:(?<=[?&])sig=[A-Za-z0-9%+/=]{16,})",
@@ -226,6 +229,8 @@ _COMMAND_SECRETS = (
         r"(?:-n[ \t]+)?(?P<v>'[^'\n]*'|\"[^\"\n]*\"|[^\s)]+)",
         ("<(",),
     ),
+    (r"\bnet[ \t]+use[ \t]+(?:\w:[ \t]+)?\\\\\S+[ \t]+(?P<v>[^\s/*]\S*)", ("net use",)),
+    (rf"\bmosquitto_\w+\b[^\n|;&]*?[ \t]-P[ \t]*(?![$%<{{]){_VALUE}", ("mosquitto",)),
     (r"\bsmbclient\b[^\n]*?[ \t]-U[ \t]+[^\s%]+%(?P<v>\S+)", ("smbclient",)),
     (r"\blftp\b[^\n]*?[ \t]-u[ \t]+[^,\s]+,(?P<v>\S+)", ("lftp",)),
     (r"-pass(?:in|out)?[ \t]+pass:(?P<v>\S+)", ("pass:",)),
@@ -387,7 +392,7 @@ def k8s_secret_spans(text: str, low: str) -> Iterator[Span]:
 
 # ---------------------------------------------------------------- headers and URLs
 _AUTH_HEADER = re.compile(
-    r"(?i:\b(?:proxy-)?authorization)\s*[:=]\s*(?P<v>(?:(?i:bearer|basic|token|digest)\s+)?"
+    r"(?i:\b(?:proxy-)?authorization)\s*[:=]\s*(?P<v>(?:[A-Za-z][\w-]{1,20}\s+)?"
     r"(?P<t>[^\s,;\"']{6,}))"
 )
 
@@ -502,7 +507,7 @@ def _assignment(
             return match.group(0)  # "auth: required", "password: none"
         if bare and _PUBLIC_KEY_TYPE.fullmatch(value):
             return match.group(0)  # authorized_keys: ssh-ed25519 AAAA...: a public key
-        if bare and value.lower() in _AUTH_SCHEMES:
+        if bare and (value.lower() in _AUTH_SCHEMES or name.lower().endswith("authorization")):
             return match.group(0)  # "Authorization: Bearer $TOKEN": the header rules' own
         if _PROSE_AFTER.match(match.string, match.end()) and value.isalpha() and value.islower():
             return match.group(0)  # "credentials: see the vault": a sentence, not a value
@@ -545,7 +550,7 @@ def build_rules(is_secret_name: NameCheck) -> tuple[Rule | SpanRule | RuleGroup,
         secretish,
     )
     return (
-        Rule(_PEM, _whole, _has("private key")),
+        Rule(_PEM, _whole, _has("private key", "static key")),
         SpanRule(provider_spans(providers)),
         Rule(_CONN_STRING, _group("v"), lambda text, low: ";" in text and "=" in text),
         named,

@@ -71,16 +71,14 @@ from langmem_layers.errors import ConfigurationError
 from langmem_layers.safety.redaction import redact, redact_text
 from langmem_layers.testing import FakeChatModel, tool_call
 
+from ._files import HNSW_FILES
+
 DATA = Path(__file__).resolve().parents[2] / "data"
 CORPORA = ("secrets_second", "secrets_third")
 UID = "ada"
 BATCH = 16  # secrets per session, each its own turn
 SHORT = 10  # secrets shorter than this are matched with alphanumeric boundaries
 EXCLUDED = "checkpoints.sqlite"  # working memory: raw by design, see the module docstring
-#: Chroma's local HNSW segment files: written from index memory allocated without being
-#: cleared, so unused slots can hold stale bytes of the process (text it held before
-#: redaction included). Not written by this package: hits there are counted apart.
-HNSW_FILES = ("data_level0.bin", "link_lists.bin", "length.bin", "header.bin")
 
 
 @dataclass(frozen=True)
@@ -331,7 +329,9 @@ def test_no_secret_reaches_long_term_storage(name: str, placement: str, tmp_path
         assert stored["episodes"] or stored["notes"], "nothing stored: the scan would prove nothing"
     mine = _mine(c, placement)
     everywhere = _scan(folder, c, mine)
-    found = {i: [f for f in files if not f.endswith(HNSW_FILES)] for i, files in everywhere.items()}
+    found = {
+        i: [f for f in files if Path(f).name not in HNSW_FILES] for i, files in everywhere.items()
+    }
     found = {i: files for i, files in found.items() if files}
     stale = sorted(i for i in everywhere if i not in found and i not in c.known_misses)
     print(f"\n{name} {placement}: {len(found)}/{len(mine)} secrets found in long-term storage")

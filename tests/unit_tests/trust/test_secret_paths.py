@@ -41,6 +41,8 @@ from langmem_layers.procedural import ToolOutcome
 from langmem_layers.semantic import ProfileUpdate
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, tool_call
 
+from ._files import written_by_us
+
 DATA = Path(__file__).resolve().parents[2] / "data" / "secrets"
 ALL = [
     json.loads(line) for line in (DATA / "positives.jsonl").read_text("utf-8").splitlines() if line
@@ -100,7 +102,7 @@ def _forms(text: str) -> set[bytes]:
 
 
 def _leaked(folder: Path, secrets: list[dict[str, str]]) -> dict[str, str]:
-    files = [p for p in (folder / "chroma").rglob("*") if p.is_file()]
+    files = written_by_us([p for p in (folder / "chroma").rglob("*") if p.is_file()])
     files += sorted(p for p in folder.glob("store.sqlite*") if p.is_file())
     blob = b"".join(p.read_bytes() for p in files)
     assert blob, "nothing was written"

@@ -70,6 +70,23 @@ _SEED = "orbit canyon velvet hollow margin pepper tunnel glide sniff cabin fores
         ("ldclient.set_config(Config('mob-12345678-abcd-4ef0-9abc-def012345678'))", "mob-1234"),
         ("curl -H 'Authorization: Bearer patAbCdEfGhIjKlMn." + "ab12" * 16 + "'", "patAbCdEf"),
         ("MP_TOKEN=APP_USR-1234567890123456-112233-" + "ab" * 16 + "-123456789", "APP_USR-1234"),
+        # Dutch, Russian, reverse forms, CJK keys (added after the third corpus)
+        ("Het wachtwoord van de router is Fiets!2024", "Fiets!2024"),
+        ("De pincode van mijn bankpas is 3318", "3318"),
+        ("ПИН-код от карты: 4417", "4417"),
+        ("Код домофона — 5590", "5590"),
+        ("Sunflower#77, c'est mon mot de passe", "Sunflower#77"),
+        ("Mela77!Rossa è la password del wifi", "Mela77!Rossa"),
+        ("Kater_2019 is mijn wachtwoord", "Kater_2019"),
+        ("8899就是我家的门禁密码", "8899"),
+        ("アプリのシークレットは 0a1b2c3d4e5f60718293a4b5c6d7e8f9 です", "0a1b2c3d4e5f6071"),
+        ("API 키가 9f8e7d6c5b4a39281706f5e4d3c2b1a0 입니다", "9f8e7d6c5b4a3928"),
+        ("4471# is the door code for the shed", "4471"),
+        ("Der Code für das Garagentor ist 7391", "7391"),
+        ("Authorization: Splunk 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "0f1e2d3c-4b5a"),
+        ("net use Y: \\\\nas\\media Kx9!pLm2 /user:home\\ada", "Kx9!pLm2"),
+        ("mosquitto_sub -h broker -t x -u bot -P 'Mq77#broker'", "Mq77#broker"),
+        ("recovery: 123456-234567-345678-456789-567890-678901-789012-890123", "123456-234567"),
     ],
 )
 def test_the_secret_is_gone(text: str, secret: str) -> None:
@@ -107,6 +124,14 @@ def test_the_secret_is_gone(text: str, secret: str) -> None:
         "snmpwalk -v2c -c $COMMUNITY 10.0.0.1",
         "mysql --defaults-file=~/.my.cnf shop",
         "Ti chiedo la combinazione dei colori per il salotto",
+        "Код ошибки 404 появляется при входе",
+        "Код товара: 44512, цвет синий",
+        "PUK-код нужен только при блокировке SIM",
+        "the door code changed last week, ask Ana",
+        "Het wachtwoord moet minstens 12 tekens hebben",
+        "API 키는 설정 페이지에서 만들 수 있어요",
+        "Authorization: Splunk $HEC_TOKEN",
+        "The tx hash is 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
     ],
 )
 def test_ordinary_text_is_kept(text: str) -> None:

@@ -52,6 +52,8 @@ from langmem_layers.semantic import (
 )
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, structured_reply
 
+from ._files import written_by_us
+
 DATA = Path(__file__).resolve().parents[2] / "data" / "secrets"
 POSITIVES: list[dict[str, str]] = [
     json.loads(line) for line in (DATA / "positives.jsonl").read_text("utf-8").splitlines() if line
@@ -536,7 +538,7 @@ def _run_sessions(
 
 
 def _long_term_files(folder: Path) -> list[Path]:
-    chroma = [p for p in (folder / "chroma").rglob("*") if p.is_file()]
+    chroma = written_by_us([p for p in (folder / "chroma").rglob("*") if p.is_file()])
     return chroma + sorted(folder.glob("store.sqlite*"))
 
 
