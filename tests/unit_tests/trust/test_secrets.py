@@ -288,7 +288,11 @@ def test_no_candidate_secret_stays_in_a_cache_after_a_call() -> None:
 @pytest.mark.parametrize(
     "unit",
     ["a", " ", "key=", "password is ", "aZ9+/", "x:@", "a_", "-p ", '\\"k\\": ', "<a>", "['a'",
-     "Ab1", "set x ", "machine login password ", "; Password=", "密码是", "https://a:b@"],
+     "Ab1", "set x ", "machine login password ", "; Password=", "密码是", "https://a:b@",
+     # the rules of the second and third rounds
+     "abcd ", "word ", "wallet seed: abcd ", "Client('a', ", "codes de secours 1234 ",
+     "pin meiner ", "codice del portone è ", "x:y@tcp(", "<(echo ", "code for the ",
+     "1234 c'est mon ", "1234就是"],
 )  # fmt: skip
 def test_no_catastrophic_backtracking(unit: str) -> None:
     """One piece repeated: twice the text takes about twice the time, not four times."""
