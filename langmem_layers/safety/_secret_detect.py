@@ -5,7 +5,7 @@ credentials (``sk-...``, ``ghp_...``, PEM blocks); this module finds the others
 by how people write them down. It returns the spans of secret *values*: labels,
 quotes and separators stay, so "my password is X" keeps reading.
 
-Three detectors, all run on one text:
+Four detectors, all run on one text:
 
 * **labelled values**: a secret word (``password``, ``token``, ``API key``,
   ``密码``, ``Passwort``, ``mot de passe``, ``contraseña``... see ``_STRONG`` and
@@ -25,7 +25,11 @@ Three detectors, all run on one text:
   words, identifiers (CamelCase, snake_case), paths, dotted names, versions,
   dates, numbers, UUIDs or hex hashes (ids, commits, digests: a hex string is a
   secret only next to a secret word), base64 of ordinary prose, nor path segments
-  of a URL (document ids) unless the path names a key, token or webhook.
+  of a URL (document ids) unless the path names a key, token or webhook;
+* **secrets known by their context**: a run of 12 or more plain words given as a
+  value in a wallet's context (a seed phrase), a key passed to an SDK client after
+  its account id (``Client("AC...", "<token>")``), codes listed after a
+  recovery-codes label.
 """
 
 from __future__ import annotations
@@ -507,7 +511,7 @@ def labelled_spans(text: str, low: str) -> Iterator[Span]:
         if not cjk and _ASSIGNED.match(text, end_label) and word.isascii() and word != "pass":
             continue  # token=..., password = ...: the assignment rule's, replaced whole
         if _code_list_label(word):
-            yield from _listed_codes(text, end_label)
+            yield from _listed_codes(low, end_label)
         after = (_CJK_AFTER if cjk else _AFTER_LABEL).match(text, end_label)
         if after:
             yield from _after_value(text, after, kind)
@@ -572,11 +576,11 @@ _LIST_ITEM = re.compile(r"(?<![\w-])[0-9a-z]{4,10}(?:[ -][0-9a-z]{4,10})?(?![\w-
 _DATE_TIME = re.compile(r"\d{4}-\d\d-\d\d|\d\d?:\d\d|(?:19|20)\d\d")
 
 
-def _listed_codes(text: str, begin: int) -> Iterator[Span]:
+def _listed_codes(low: str, begin: int) -> Iterator[Span]:
     """Codes with 4+ digits on the rest of the line after a recovery-codes label."""
-    line_end = text.find("\n", begin)
-    stop = min(begin + 300, len(text) if line_end < 0 else line_end)
-    for m in _LIST_ITEM.finditer(text.lower(), begin, stop):
+    line_end = low.find("\n", begin)
+    stop = min(begin + 300, len(low) if line_end < 0 else line_end)
+    for m in _LIST_ITEM.finditer(low, begin, stop):
         item = m.group(0)
         if sum(c.isdigit() for c in item) >= 4 and not _DATE_TIME.fullmatch(item):
             yield m.span()
