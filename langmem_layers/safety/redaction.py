@@ -177,7 +177,7 @@ def _is_secret_name(key: str) -> bool:
         return False
     if parts == ["pass"]:
         return False  # "boarding pass: ...": only DB_PASS, SMTP_PASS name a password
-    if len(parts) > 1 and parts[0] in _PUBLIC_HEADS:
+    if len(parts) > 1 and parts[0] in _PUBLIC_HEADS and parts[-1] in ("key", "keys", "hosts"):
         return False  # authorized_keys, public_key, host_key, known_hosts: public by design
     if any(p in _SECRET_PARTS for p in parts):
         return True

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from langmem_layers.safety.redaction import REDACTED, redact_text
+from langmem_layers.safety.redaction import REDACTED, is_secret_key, redact_text
 
 _SEED = "orbit canyon velvet hollow margin pepper tunnel glide sniff cabin forest lunar"
 
@@ -134,3 +134,13 @@ def test_the_secret_is_gone(text: str, secret: str) -> None:
 )
 def test_ordinary_text_is_kept(text: str) -> None:
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [("public_key", False), ("hostKey", False), ("authorized_keys", False),
+     ("known_hosts", False), ("host_password", True), ("public_token", True),
+     ("pub_secret", True), ("api_key", True)],
+)  # fmt: skip
+def test_public_key_names_are_not_secret_names(name: str, secret: bool) -> None:
+    assert is_secret_key(name) is secret
