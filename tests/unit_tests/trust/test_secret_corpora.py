@@ -39,9 +39,9 @@ What is checked, per corpus:
   write of this package, found whole in ``data_level0.bin``). The README's privacy
   section says what that means and how to avoid it.
 
-  Secrets shorter than 10 characters (PINs, door codes) are searched with
-  alphanumeric boundaries, so a PIN ``4827`` does not "match" inside an unrelated
-  number or id.
+  Secrets shorter than 10 characters (PINs, door codes) are searched with the
+  character before and after them in their text, so a PIN ``4827`` does not "match"
+  an unrelated number of the files (a float ``0.4827``).
 
 Run with the figures printed::
 
@@ -77,7 +77,7 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 CORPORA = ("secrets_second", "secrets_third")
 UID = "ada"
 BATCH = 16  # secrets per session, each its own turn
-SHORT = 10  # secrets shorter than this are matched with alphanumeric boundaries
+SHORT = 10  # secrets shorter than this are searched with their neighbours in the text
 EXCLUDED = "checkpoints.sqlite"  # working memory: raw by design, see the module docstring
 
 
@@ -177,15 +177,17 @@ def test_false_positives_at_most_one_percent(name: str) -> None:
 
 
 # --------------------------------------------------------------------------- end to end
-def _needles(secret: str) -> list[re.Pattern[bytes]]:
+def _needles(secret: str, text: str) -> list[re.Pattern[bytes]]:
+    """The secret as it would be stored; a short one with its neighbours in ``text``.
+
+    A PIN ``4817`` alone matches numbers of the files' own (a float ``0.4817``); stored
+    with the text it came from, it keeps the characters around it ("は4817で").
+    """
+    if len(secret) < SHORT:
+        at = text.index(secret)
+        secret = text[max(0, at - 1) : at + len(secret) + 1]
     forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
-    out = []
-    for form in forms:
-        raw = re.escape(form.encode("utf-8"))
-        if len(secret) < SHORT:
-            raw = rb"(?<![A-Za-z0-9])" + raw + rb"(?![A-Za-z0-9])"
-        out.append(re.compile(raw))
-    return out
+    return [re.compile(re.escape(form.encode("utf-8"))) for form in forms]
 
 
 def _scan(folder: Path, c: Corpus, which: list[int]) -> dict[int, list[str]]:
@@ -199,7 +201,7 @@ def _scan(folder: Path, c: Corpus, which: list[int]) -> dict[int, list[str]]:
     assert any(name.startswith("chroma") for name in files), sorted(files)
     found: dict[int, list[str]] = {}
     for i in which:
-        needles = _needles(c.positives[i]["secret"])
+        needles = _needles(c.positives[i]["secret"], c.positives[i]["text"])
         hits = [name for name, data in files.items() if any(n.search(data) for n in needles)]
         if hits:
             found[i] = hits
