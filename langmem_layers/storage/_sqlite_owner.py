@@ -97,7 +97,7 @@ def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
     return frozenset(str(r[1]) for r in conn.execute(f'PRAGMA table_info("{quoted}")'))
 
 
-def _read_only(file: Path) -> sqlite3.Connection:
+def _inspecting(file: Path) -> sqlite3.Connection:
     """A connection that reads ``file``'s committed state without writing to it.
 
     With a rollback journal beside it (``-journal``: Chroma's files, and any SQLite
@@ -163,7 +163,7 @@ def needs_marker(file: Path, kind: Kind, *, adopt_foreign: bool = False) -> bool
     """
     roots: list[tuple[str, int]] = []
     try:
-        conn = _read_only(file)
+        conn = _inspecting(file)
         try:
             app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
             tables = _tables(conn)
