@@ -41,7 +41,7 @@ What is checked, per corpus:
 
   Secrets shorter than 10 characters (PINs, door codes) are searched with the
   character before and after them in their text, so a PIN ``4827`` does not "match"
-  an unrelated number of the files (a float ``0.4827``).
+  an unrelated number of the files (a group of a random id: ``7d6a64d4-31de-4827-…``).
 
 Run with the figures printed::
 
@@ -180,8 +180,8 @@ def test_false_positives_at_most_one_percent(name: str) -> None:
 def _needles(secret: str, text: str) -> list[re.Pattern[bytes]]:
     """The secret as it would be stored; a short one with its neighbours in ``text``.
 
-    A PIN ``4817`` alone matches numbers of the files' own (a float ``0.4817``); stored
-    with the text it came from, it keeps the characters around it ("は4817で").
+    A PIN ``4817`` alone matches numbers of the files' own (a group of a message id,
+    ``7d6a64d4-31de-4817-…``); stored with its text, it keeps its neighbours ("は4817で").
     """
     if len(secret) < SHORT:
         at = text.index(secret)
