@@ -186,7 +186,7 @@ def test_remember_this_archives_mid_session_and_other_thread_recalls(
     make_graph: MakeGraph, episodes: EpisodeStore
 ) -> None:
     model = FakeChatModel(responses=[], default="Noted.")
-    graph, _ = make_graph(model)
+    graph, memory = make_graph(model)
     ada = {"user_id": "ada"}
     graph.invoke({"messages": [("user", "hello there")]}, _cfg("t1"), context=ada)
     assert episodes.list_episodes("ada") == []
@@ -195,6 +195,7 @@ def test_remember_this_archives_mid_session_and_other_thread_recalls(
         _cfg("t1"),
         context=ada,
     )
+    memory.flush()  # the archive runs off the turn's path (background_archive)
     eps = episodes.list_episodes("ada")
     assert [e.session_id for e in eps] == ["t1"]  # archived mid-session, 4 messages
     assert eps[0].message_count == 4
@@ -241,12 +242,13 @@ def test_window_larger_than_budget_is_rejected() -> None:
 
 def test_email_and_chinese_user_ids_are_isolated(make_graph: MakeGraph) -> None:
     model = FakeChatModel(responses=[], default="好的")
-    graph, _ = make_graph(model, extract_every=1)
+    graph, memory = make_graph(model, extract_every=1)
     graph.invoke(
         {"messages": [("user", "Remember this: my locker number is 4711.")]},
         _cfg("t1"),
         context={"user_id": "ada.lovelace@example.com"},
     )
+    memory.flush()
     out = graph.invoke(
         {"messages": [("user", "what is my locker number")]},
         _cfg("t2"),

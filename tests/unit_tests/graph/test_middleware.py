@@ -138,12 +138,14 @@ def test_window_trimming_persists(episodes: EpisodeStore, mem_store: InMemorySto
 
 def test_remember_this_archives(episodes: EpisodeStore, mem_store: InMemoryStore) -> None:
     model = FakeChatModel(responses=[], default="noted")
-    agent = _agent(model, _mw(episodes), mem_store)
+    mw = _mw(episodes)
+    agent = _agent(model, mw, mem_store)
     agent.invoke(
         {"messages": [("user", "Remember this: my locker is 4711.")]},
         _cfg("t1"),
         context={"user_id": "ada"},
     )
+    mw.memory.flush()  # the archive runs off the turn's path (background_archive)
     assert [e.session_id for e in episodes.list_episodes("ada")] == ["t1"]
     assert episodes.list_episodes("bob") == []
 
