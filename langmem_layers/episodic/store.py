@@ -55,6 +55,7 @@ from langmem_layers.episodic._engine.chroma import (
 )
 from langmem_layers.episodic._engine.chroma import stored_message, turn_rows_in
 from langmem_layers.episodic._engine.chroma import turns_in as _turns
+from langmem_layers.episodic._engine.embed_cache import embed_key, known_vectors
 from langmem_layers.episodic._engine.index import UserIndex
 from langmem_layers.episodic._engine.mirror import Mirror
 from langmem_layers.episodic._offline import offline_summary
@@ -440,19 +441,29 @@ class EpisodeStore:
         for i, words in zip(turn_at, dates, strict=True):
             if words:
                 metas[i]["dates"] = words
-        vectors = yield self._vectors(docs, metas, turn_at)  # who reads them: see _vectors
+        vectors = yield from self._vectors(uid, ep.id, docs, metas, turn_at)  # see _vectors
         # one step: the new generation of turns, the switch of the episode record to it,
         # the mirror update and the removal of every older generation (crash-safe: _mirror)
         yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)
         return ep
 
     def _vectors(
-        self, docs: list[str], metas: list[dict[str, Any]], turn_at: list[int]
-    ) -> Call[Any]:
-        """Step: the vectors of an archive's records (the episode's, then each turn's).
+        self,
+        uid: str,
+        episode_id: str,
+        docs: list[str],
+        metas: list[dict[str, Any]],
+        turn_at: list[int],
+    ) -> Core[list[Any]]:
+        """The vectors of an archive's records (the episode's, then each turn's).
 
-        Chroma stores one with every record (``Mirror.write``) and adds each to its HNSW
-        index. Who reads them:
+        Each record's ``embed_key`` (set here in ``metas``) names the model and the
+        text embedded; the texts whose key the episode's current records already hold
+        are not embedded again, nor is a text twice in one archive
+        (``_engine/embed_cache.py``).
+
+        Chroma stores a vector with every record (``Mirror.write``) and adds each to its
+        HNSW index. Who reads them:
 
         * the episode's: the only copy; every mirror load and refresh reads it, and
           :meth:`as_vectorstore` episode searches rank by it (its HNSW entry);
@@ -464,7 +475,19 @@ class EpisodeStore:
           (``_engine/sync.py``), and dropping them would break both readers and the
           stored format.
         """
-        return embed_documents(self.embeddings, contextual_texts(docs, metas, turn_at))
+        texts = contextual_texts(docs, metas, turn_at)
+        keys = [embed_key(self.embeddings_id, t) for t in texts]
+        for meta, key in zip(metas, keys, strict=True):
+            meta["embed_key"] = key
+        known: dict[str, Any] = yield blocking(
+            self._mirror.read, uid, lambda idx: known_vectors(idx, episode_id, keys)
+        )
+        todo = dict(zip(keys, texts, strict=True))
+        todo = {k: t for k, t in todo.items() if k not in known}
+        if todo:
+            fresh = yield embed_documents(self.embeddings, list(todo.values()))
+            known.update(zip(todo, fresh, strict=True))
+        return [known[k] for k in keys]
 
     def _clean(self, messages: Sequence[BaseMessage]) -> tuple[list[str], list[BaseMessage]]:
         """The secrets found in ``messages``, and copies of them with the secrets redacted."""

@@ -197,6 +197,7 @@ def encode_packs(
             "r": [str(m.get("role", "")) for m in metas[start:stop]],
             "m": [str(m.get("message_id", "")) for m in metas[start:stop]],
             "t": [str(m.get("dates", "")) for m in metas[start:stop]],
+            "e": [str(m.get("embed_key", "")) for m in metas[start:stop]],
             "v": base64.b64encode(block.tobytes()).decode("ascii"),
         }
         ids.append(pack_id(ep, gen, part))
@@ -278,6 +279,9 @@ def decode_pack(
         when = body.get("t", [""] * len(body["i"]))[i]
         if when:
             metas[-1]["dates"] = when
+        key = body.get("e", [""] * len(body["i"]))[i]
+        if key:  # what was embedded (_engine/embed_cache.py); packs before it have none
+            metas[-1]["embed_key"] = key
     raw = base64.b64decode(body["v"])
     vectors = np.frombuffer(raw, dtype=np.float32).reshape(len(ids), dim)
     derived = None
