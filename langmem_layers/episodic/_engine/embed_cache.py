@@ -9,7 +9,7 @@ after a "remember this" archive embeds only the turns since.
 
 The cache is the records themselves: it is persisted with them, read by any process
 from the mirror, scoped to one user and one episode (never another user's vectors),
-and removed with them by :meth:`EpisodeStore.forget` or a delete. Records written
+and removed with them (`EpisodeStore.delete_user`, a delete, `forget`). Records written
 before keys existed have none and are embedded again once.
 """
 
