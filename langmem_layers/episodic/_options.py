@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from math import isfinite
 from typing import Any
 
 from langmem_layers._core.checks import check_fraction
 from langmem_layers.errors import ConfigurationError
 
-__all__ = ["check_hints", "check_ratio", "timestamp"]
+__all__ = ["check_hints", "check_now", "check_ratio", "timestamp"]
 
 
 def timestamp(value: Any, name: str) -> float | None:
@@ -23,6 +24,24 @@ def timestamp(value: Any, name: str) -> float | None:
     raise ConfigurationError(
         f"{name} must be a datetime or Unix seconds, got {type(value).__name__} {value!r}"
     )
+
+
+def check_now(value: Any) -> float | None:
+    """``now``: the reference time of one recall (a datetime or Unix seconds), or ``None``.
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> from langmem_layers.episodic._options import check_now
+        >>> check_now(datetime(2023, 5, 10, tzinfo=UTC)), check_now(None)
+        (1683676800.0, None)
+
+    """
+    if isinstance(value, bool) or (isinstance(value, float) and not isfinite(value)):
+        raise ConfigurationError(
+            f"now must be a datetime or finite Unix seconds, got {value!r}; "
+            "e.g. now=datetime(2023, 5, 10, tzinfo=UTC)"
+        )
+    return timestamp(value, "now")
 
 
 def check_ratio(value: Any) -> float:

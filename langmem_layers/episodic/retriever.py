@@ -100,7 +100,7 @@ from langmem_layers.episodic._engine.overlap import (
     resolve,
     start_embedding,
 )
-from langmem_layers.episodic._options import check_hints, check_ratio, timestamp
+from langmem_layers.episodic._options import check_hints, check_now, check_ratio, timestamp
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 
@@ -115,6 +115,7 @@ _OPTION_KEYS = (
     "update_access",
     "min_score_ratio",
     "hints",
+    "now",
     *_FILTER_KEYS,
 )
 
@@ -162,7 +163,11 @@ class EpisodicRetriever(BaseRetriever):
     on the session time), ``kinds`` (``("turn",)``, ``("episode",)`` or both),
     ``mmr``, ``dedup``, ``update_access``, ``min_score_ratio``, ``hints`` (extra words
     for the query, lexical and dense, e.g. the profile values the question asks about: the recall
-    node of ``MemoryLayers`` passes them; see ``create_recall_node(profiles=...)``).
+    node of ``MemoryLayers`` passes them; see ``create_recall_node(profiles=...)``), ``now``
+    (datetime or Unix seconds: the time the question is asked at, for replayed or imported
+    histories and evaluations; the question's own dates, "last Saturday", "5月2号", and the
+    recency of what it finds are reckoned from it; default the clock. An access it marks
+    is stamped with the clock).
 
     ``update_pool`` (default 30; 0 turns it off): how many of the best candidates the
     replacement step (step 8 of the module docs) reads, for questions about the
@@ -464,7 +469,9 @@ class EpisodicRetriever(BaseRetriever):
         when recall is idle (``_engine.overlap.AccessFlusher``, on the store's
         background executor), never on this path.
         """
-        now = time.time()
+        wall = time.time()
+        asked = check_now(opts.get("now"))
+        now = wall if asked is None else asked  # the time the question is asked at
         vec: Any = qvec if isinstance(qvec, PendingVector) else resolve(qvec)
         mirror = self.store._mirror
         flusher = mirror.flusher
@@ -473,7 +480,7 @@ class EpisodicRetriever(BaseRetriever):
             docs = mirror.read(uid, lambda idx: self._rank(idx, query, vec, opts, now))
             resolve(vec)  # an embedding error surfaces even when no dense step ran
             if docs and opts.get("update_access", self.update_access):
-                mirror.touch(uid, [d.metadata["id"] for d in docs], now, fresh=True)
+                mirror.touch(uid, [d.metadata["id"] for d in docs], wall, fresh=True)
                 if mirror.flush_due(self.store.cache.flush_every, self.store.cache.flush_seconds):
                     flusher.request(self.store.cache.flush_every)
         finally:
