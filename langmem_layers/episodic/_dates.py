@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from langmem_layers.episodic._engine.bm25 import format_date
 
-__all__ = ["DateSpan", "date_words", "resolve_dates"]
+__all__ = ["DateSpan", "date_words", "question_date_words", "resolve_dates"]
 
 logger = logging.getLogger(__name__)
 
@@ -497,3 +497,42 @@ def date_words(span: DateSpan) -> str:
     if name and (end.year * 12 + end.month) - (start.year * 12 + start.month) == 2:
         return f"{name} {start.year}: {months}"
     return months
+
+
+# a day that points back at a date said elsewhere ("那天我吃了什么?", "that day"): Duckling
+# reads 这天 as today, which a question never means by it
+_DEICTIC_DAY = re.compile(
+    r"(?i)\s*(?:(?:on\s+)?(?:that|this|the\s+same)\s+day|[这這那]一?天|当天|當天|同一天)\s*"
+)
+_MONTH_DAY = re.compile(
+    r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?![a-z])|\d{1,2}\s*月"
+)
+# a year, or a word that places the day relative to now ("next May 2", "上个月2号")
+_PLACED = re.compile(r"(?i)\d{4}|年|\b(?:last|next|this|coming|past)\b|[上下这這本去今明前后]")
+_YEAR_WORD = re.compile(r" \d{4}\b")
+
+
+def question_date_words(span: DateSpan) -> str:
+    """The words a question's ``span`` adds to its query, as people mean them.
+
+    * A month and day without a year ("5月2号", "on May 2nd") is that day in any year:
+      its words name no year, so a history of an earlier year meets it as well as this
+      year's (recency orders the years, most recent first).
+    * "这天", "那天", "that day" point at a date the question (or the talk) names
+      elsewhere, never at today: they add nothing.
+
+    Example:
+        >>> from datetime import datetime, UTC
+        >>> now = datetime(2026, 12, 2, tzinfo=UTC).timestamp()
+        >>> [question_date_words(s) for s in resolve_dates("5月2号那天我做了什么？这天呢", now)]
+        ['2 May', '']
+        >>> [question_date_words(s) for s in resolve_dates("on 2 May 2023", now)]
+        ['2 May 2023']
+
+    """
+    if _DEICTIC_DAY.fullmatch(span.text):
+        return ""
+    words = date_words(span)
+    if span.grain == "day" and _MONTH_DAY.search(span.text) and not _PLACED.search(span.text):
+        return _YEAR_WORD.sub("", words)
+    return words

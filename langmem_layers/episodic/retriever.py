@@ -86,7 +86,7 @@ from pydantic import ConfigDict, Field, field_validator
 from langmem_layers._core.checks import check_int, check_number
 from langmem_layers._core.steps import Core, arun, blocking, run
 from langmem_layers._core.text import tokenize
-from langmem_layers.episodic._dates import date_words, resolve_dates
+from langmem_layers.episodic._dates import question_date_words, resolve_dates
 from langmem_layers.episodic._engine.bm25 import asks_present, asks_when, names_in
 from langmem_layers.episodic._engine.chroma import require_user as _require_user
 from langmem_layers.episodic._engine.index import (
@@ -140,7 +140,9 @@ def query_tokens(query: str, now: float) -> list[str]:
     Turns are indexed with the absolute dates of their relative expressions
     (``_dates``); a question's own expressions are resolved against ``now`` the
     same way, so "What did I sign on April 12?" and "我4月12日签了什么" meet a turn
-    that said "last Friday" in a session of 17 April in the same words.
+    that said "last Friday" in a session of 17 April in the same words. A month and
+    day without a year match that day in any year, and "这天"/"that day" never mean
+    today (:func:`~langmem_layers.episodic._dates.question_date_words`).
 
     Example:
         >>> from datetime import datetime, UTC
@@ -150,7 +152,7 @@ def query_tokens(query: str, now: float) -> list[str]:
         ['6', 'may', '2023']
 
     """
-    words = " ".join(date_words(s) for s in resolve_dates(query, now))
+    words = " ".join(w for s in resolve_dates(query, now) if (w := question_date_words(s)))
     return tokenize(f"{query} {words}" if words else query)
 
 

@@ -8,6 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.episodic.retriever import query_tokens
 from langmem_layers.errors import ConfigurationError
 
 
@@ -65,3 +66,49 @@ def test_an_access_is_stamped_with_the_clock_not_with_now(two_saturdays: Episode
 def test_a_bad_now_is_refused_by_name(two_saturdays: EpisodeStore, bad: object) -> None:
     with pytest.raises(ConfigurationError, match="now must be a datetime"):
         _top(two_saturdays, "hiking", now=bad)
+
+
+@pytest.fixture
+def two_years(store: EpisodeStore) -> EpisodeStore:
+    """A history imported from 2025 and this year's sessions (asked on 2 December 2026)."""
+    days = [
+        ((2025, 5, 2), "I planted tomatoes in the garden today."),
+        ((2026, 6, 2), "I planted basil on the balcony this morning."),
+    ]
+    for n, (day, text) in enumerate(days):
+        messages = [HumanMessage(text), AIMessage("Nice!")]
+        store.archive("ada", f"s{n}", messages, created_at=_at(*day))
+    return store
+
+
+@pytest.mark.parametrize(
+    "query", ["What did I plant on May 2nd?", "What did I plant on 2 May?", "我5月2号种了什么？"]
+)
+def test_a_day_without_a_year_is_that_day_in_any_year(two_years: EpisodeStore, query: str) -> None:
+    # resolved to this year (or the next), the day's year word matched this year's turns
+    retriever = EpisodicRetriever(store=two_years, user_id="ada", k=2, kinds=("turn",))
+    docs = retriever.invoke(query, update_access=False, now=_at(2026, 12, 2))
+    assert "tomatoes" in docs[0].page_content
+
+
+def test_the_same_day_in_two_years_comes_most_recent_first(store: EpisodeStore) -> None:
+    for year in (2024, 2025):
+        text = f"I planted tomatoes in the garden today, like every spring ({year - 2000})."
+        messages = [HumanMessage(text), AIMessage("Nice!")]
+        store.archive("ada", f"s{year}", messages, created_at=_at(year, 5, 2))
+    retriever = EpisodicRetriever(store=store, user_id="ada", k=2, kinds=("turn",))
+    docs = retriever.invoke("我5月2号种了什么？", update_access=False, now=_at(2026, 12, 2))
+    assert ["(25)" in docs[0].page_content, "(24)" in docs[1].page_content] == [True, True]
+
+
+@pytest.mark.parametrize(
+    "query", ["这天我种了什么？", "那天我种了什么？", "那一天呢？", "What did I plant on that day?"]
+)
+def test_that_day_is_never_today(query: str) -> None:
+    tokens = query_tokens(query, _at(2026, 12, 2))
+    assert "december" not in tokens and "2026" not in tokens
+
+
+def test_that_day_leaves_the_day_the_question_names() -> None:
+    tokens = query_tokens("5月2号那天我种了什么？这天呢？", _at(2026, 12, 2))
+    assert tokens[-2:] == ["2", "may"]
