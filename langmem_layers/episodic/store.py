@@ -482,8 +482,7 @@ class EpisodeStore:
         known: dict[str, Any] = yield blocking(
             self._mirror.read, uid, lambda idx: known_vectors(idx, episode_id, keys)
         )
-        todo = dict(zip(keys, texts, strict=True))
-        todo = {k: t for k, t in todo.items() if k not in known}
+        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in known}
         if todo:
             fresh = yield embed_documents(self.embeddings, list(todo.values()))
             known.update(zip(todo, fresh, strict=True))
