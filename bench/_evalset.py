@@ -24,7 +24,12 @@ Conventions (also written into the JSON's ``about`` field):
   ``YYYY-MM`` for "last month") the relative expression refers to, resolved against the
   date of the session in which it was said;
 * ``lang`` is the question's language, ``evidence_lang`` the language of its evidence;
-  ``cross-lingual`` questions ask in one language about memories stated in the other.
+  ``cross-lingual`` questions ask in one language about memories stated in the other;
+* ``kind`` marks the companion-style questions across categories: ``recommended`` (what
+  the assistant recommended), ``on-day`` (what the user shared on a day named without a
+  year), ``yes-no`` (a yes/no question about a preference or a habit); empty otherwise;
+* ``asked`` is when the question is asked (ISO, UTC): one day after the user's last
+  session, the reference time of the question's own dates ("去年5月2号").
 """
 
 from __future__ import annotations
@@ -166,6 +171,13 @@ class EvalQuestion:
     evidence_lang: str = ""
     superseded: list[str] = field(default_factory=list)
     answer: str = ""
+    kind: str = ""
+    asked: str = ""
+
+    @property
+    def asked_at(self) -> float | None:
+        """Unix seconds of :attr:`asked` (UTC), or ``None`` when it is not given."""
+        return datetime.fromisoformat(self.asked + "+00:00").timestamp() if self.asked else None
 
 
 @dataclass(slots=True)
@@ -275,8 +287,8 @@ class _Builder:
             )
 
 
-def _question(qid: str, user: str, spec: tuple[Any, ...], keys: dict[str, Any]) -> dict[str, Any]:
-    text, refs, category, *when = spec
+def _question(qid: str, user: str, spec: dict[str, str], keys: dict[str, Any]) -> dict[str, Any]:
+    text, refs, category, when = spec["text"], spec["facts"], spec["category"], spec["when"]
     evidence: list[str] = []
     superseded: list[str] = []
     langs: list[str] = []
@@ -305,6 +317,8 @@ def _question(qid: str, user: str, spec: tuple[Any, ...], keys: dict[str, Any]) 
         "evidence_lang": "+".join(sorted(set(langs))),
         "superseded": superseded,
         "answer": "",
+        "kind": spec["kind"],
+        "asked": "",
     }
     q["superseded"] = [t for t in superseded if t not in evidence]
     crossed = q["lang"] not in langs or len(set(langs)) > 1
@@ -314,7 +328,7 @@ def _question(qid: str, user: str, spec: tuple[Any, ...], keys: dict[str, Any]) 
             f"{q['lang']} about evidence in {q['evidence_lang']}"
         )
     if when:
-        q["answer"] = resolve_when(when[0], date.fromisoformat(dates[0][:10]))
+        q["answer"] = resolve_when(when, date.fromisoformat(dates[0][:10]))
     return q
 
 
@@ -330,9 +344,11 @@ def generate() -> dict[str, Any]:
             for i, (day, lang, items) in enumerate(spec["sessions"])
         ]
         users.append({"id": spec["id"], "sessions": sessions})
+        last = datetime.fromisoformat(sessions[-1]["date"])
+        asked = (last.replace(hour=12, minute=0) + timedelta(days=1)).isoformat(timespec="minutes")
         for q in spec["questions"]:
             qid = f"q{len(questions) + 1:03d}"
-            questions.append(_question(qid, spec["id"], q, builder.keys))
+            questions.append({**_question(qid, spec["id"], q, builder.keys), "asked": asked})
     return {
         "about": __doc__.split("``about`` field):", 1)[1].strip(),
         "users": users,

@@ -6,7 +6,12 @@ The chats and questions are data files, one per group of users, read in this ord
 * ``evalset_en.jsonl``, ``evalset_en_more.jsonl``: the English-speaking users;
 * ``evalset_zh.jsonl``: the Chinese-speaking users;
 * ``evalset_mixed.jsonl``: the bilingual users, who switch between Chinese and English
-  from one session (or one turn) to the next and ask in either language.
+  from one session (or one turn) to the next and ask in either language;
+* ``evalset_companion.jsonl``: companion-style chats in Chinese, English or both, whose
+  questions also carry a ``kind``: ``recommended`` (what the assistant recommended, "你给我
+  推荐过哪些书？"), ``on-day`` (what the user shared on a day named without a year, "5月2号
+  我干嘛了？") and ``yes-no`` (a yes/no question about a preference or a habit, "我不喜欢
+  吃香菜，对吧？").
 
 Each line is one record of a user (``"user"``: its id), a session or a question; a
 user's records are in order, its sessions before its questions:
@@ -16,8 +21,8 @@ user's records are in order, its sessions before its questions:
   "reply": assistant reply}`` or an assistant fact ``{"key": "@key", "text"}``. A key
   stated again later is an update (the latest statement is the evidence);
 * a question: ``{"user", "question", "facts": "key" or "key1+key2" (``"key@0"``: that
-  statement of the key), "category"[, "when": time code]}``; the time code labels the
-  answer date (:func:`bench._evalset.resolve_when`).
+  statement of the key), "category"[, "when": time code][, "kind": question kind]}``; the
+  time code labels the answer date (:func:`bench._evalset.resolve_when`).
 
 ``evalset_chatter.json`` holds the chatter, every turn of it marked ``chatter``:
 greetings and goodbyes (``[user, assistant]`` pairs) open and close sessions;
@@ -25,8 +30,9 @@ acknowledgements follow facts; filler and tool-call noise (``[role, tool name, t
 turns: narration, tool results, errors) sit between the facts.
 
 The files are read once, at import, into the shapes the generator takes: users as
-``{"id", "sessions": [(date, lang, items)], "questions": [(text, facts, category[,
-when])]}`` with facts as ``(key, text[, reply])`` tuples.
+``{"id", "sessions": [(date, lang, items)], "questions": [{"text", "facts", "category",
+"when", "kind"}]}`` (``when`` and ``kind`` empty when not given) with facts as ``(key,
+text[, reply])`` tuples.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ USER_FILES = (
     "evalset_en_more.jsonl",
     "evalset_zh.jsonl",
     "evalset_mixed.jsonl",
+    "evalset_companion.jsonl",
 )
 CHATTER_FILE = "evalset_chatter.json"
 
@@ -65,8 +72,15 @@ def _users(name: str) -> list[dict[str, Any]]:
         rec = json.loads(line)
         user = users.setdefault(rec["user"], {"id": rec["user"], "sessions": [], "questions": []})
         if "question" in rec:
-            when = (rec["when"],) if "when" in rec else ()
-            user["questions"].append((rec["question"], rec["facts"], rec["category"], *when))
+            user["questions"].append(
+                {
+                    "text": rec["question"],
+                    "facts": rec["facts"],
+                    "category": rec["category"],
+                    "when": rec.get("when", ""),
+                    "kind": rec.get("kind", ""),
+                }
+            )
         else:
             items = [_item(i) for i in rec["items"]]
             user["sessions"].append((rec["date"], rec["lang"], items))

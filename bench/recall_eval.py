@@ -8,17 +8,21 @@ default (packaged) embeddings, every session archived with
 ``store.archive(user, session_id, messages, created_at=<session date>)``, every question
 asked with ``EpisodicRetriever(store=..., user_id=..., kinds=("turn",), k=max k)``.
 R@k = |evidence ∩ top-k| / |evidence| averaged over questions (:func:`bench._metrics.recall_at_k`,
-as in ``bench locomo``), reported overall, per category and per question language.
+as in ``bench locomo``), reported overall, per category, per question language and, for the
+companion-style questions of our set, per kind (``recommended``, ``on-day``, ``yes-no``).
 
 * **ours**: generated in memory by :mod:`bench._evalset` from hand-written
   multi-session ``user``/``assistant`` chats in Chinese and English with chatter (greetings,
   acknowledgements, filler, tool-call noise) between the facts; every message archived as
   ``HumanMessage``/``AIMessage``/``ToolMessage(name=tool)`` with ``id`` = its turn id.
   "chatter in top 3" is the fraction of the top-3 recalled turns marked as chatter.
+  Each question is asked at its ``asked`` time, one day after its user's last session
+  (``now=``), so "去年5月2号" means the year before the chat's; ``--clock`` asks at the
+  wall clock instead, as the runs before this option did.
 * **locomo**: loaded with :mod:`bench._locomo_data` and archived exactly as ``bench locomo``
   does (``HumanMessage(text, name=speaker, id=dia_id)``, session ``session_<n>``), so its
-  figures match that benchmark's. Its categories are shown under our names:
-  1 multi-hop, 2 temporal, 3 open-domain, 4 single-fact.
+  figures match that benchmark's (asked at the wall clock, as there). Its categories are
+  shown under our names: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-fact.
 
 ``--write-data PATH`` writes our set (generated in memory from the hand-written material)
 as JSON and exits; ``--evalset PATH`` evaluates such a file instead.
@@ -66,7 +70,10 @@ SETS = ("ours", "locomo")
 
 @dataclass(slots=True)
 class Case:
-    """One question: who asks, the evidence turn ids, its category and language."""
+    """One question: who asks, the evidence turn ids, its category, language and kind.
+
+    ``now`` is the time it is asked at (Unix seconds; ``None``: the clock's time).
+    """
 
     id: str
     user: str
@@ -74,6 +81,8 @@ class Case:
     evidence: list[str]
     category: str
     lang: str
+    kind: str = ""
+    now: float | None = None
 
 
 @dataclass(slots=True)
@@ -101,8 +110,11 @@ def _message(role: str, text: str, turn_id: str, name: str) -> BaseMessage:
     raise ValueError(f"turn {turn_id}: unknown role {role!r}; use user, assistant or tool")
 
 
-def corpus_from_evalset(evalset: EvalSet) -> Corpus:
-    """Our set as messages (id = turn id) plus its questions and chatter marks."""
+def corpus_from_evalset(evalset: EvalSet, *, clock: bool = False) -> Corpus:
+    """Our set as messages (id = turn id) plus its questions and chatter marks.
+
+    Each question is asked at its ``asked`` time, or at the clock's with ``clock=True``.
+    """
     corpus = Corpus("ours")
     for user in evalset.users:
         for sess in user.sessions:
@@ -110,7 +122,16 @@ def corpus_from_evalset(evalset: EvalSet) -> Corpus:
             corpus.sessions.append((user.id, sess.id, msgs, sess.timestamp))
             corpus.chatter |= {(user.id, t.id) for t in sess.turns if t.chatter}
     corpus.cases = [
-        Case(q.id, q.user, q.question, list(q.evidence), q.category, q.lang)
+        Case(
+            q.id,
+            q.user,
+            q.question,
+            list(q.evidence),
+            q.category,
+            q.lang,
+            q.kind,
+            None if clock else q.asked_at,
+        )
         for q in evalset.questions
     ]
     return corpus
@@ -155,7 +176,9 @@ def score(
     ks: Sequence[int],
     chatter: set[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """R@k overall, per category and per language; chatter share of the top 3 (or ``None``).
+    """R@k overall, per category, language and kind; chatter share of the top 3 (or ``None``).
+
+    Questions without a kind are left out of ``by_kind``.
 
     Example:
         >>> cases = [Case("q1", "u", "?", ["a"], "temporal", "en"),
@@ -166,8 +189,9 @@ def score(
 
     """
     out: dict[str, Any] = _group(cases, ranked, ks)
-    for field_name, key in (("by_category", "category"), ("by_language", "lang")):
-        values = sorted({getattr(c, key) for c in cases})
+    groups = (("by_category", "category"), ("by_language", "lang"), ("by_kind", "kind"))
+    for field_name, key in groups:
+        values = sorted({getattr(c, key) for c in cases} - {""})
         out[field_name] = {
             v: _group(
                 [c for c in cases if getattr(c, key) == v],
@@ -244,12 +268,13 @@ def _evaluate(store: EpisodeStore, corpus: Corpus, ks: Sequence[int]) -> dict[st
             )
         # what the reference graph puts in the prompt: the top FLOOR_K with its score floor
         # (first, and without recording the access: the main call below sees the same state)
+        when: dict[str, Any] = {} if case.now is None else {"now": case.now}
         kept = retrievers[case.user].invoke(
-            case.question, k=FLOOR_K, min_score_ratio=FLOOR_RATIO, update_access=False
+            case.question, k=FLOOR_K, min_score_ratio=FLOOR_RATIO, update_access=False, **when
         )
         floored.append([str(d.metadata.get("message_id")) for d in kept])
         t1 = time.perf_counter()
-        docs = retrievers[case.user].invoke(case.question)
+        docs = retrievers[case.user].invoke(case.question, **when)
         latencies.append(1000 * (time.perf_counter() - t1))
         ranked.append([str(d.metadata.get("message_id")) for d in docs])
     out = score(corpus.cases, ranked, ks, corpus.chatter if corpus.name == "ours" else None)
@@ -322,6 +347,8 @@ def format_table(result: dict[str, Any]) -> str:
         rows.append((cat, [result[s]["by_category"].get(cat) for s in sets]))
     for lang in sorted({g for s in sets for g in result[s]["by_language"]}):
         rows.append((f"language {lang}", [result[s]["by_language"].get(lang) for s in sets]))
+    for kind in sorted({g for s in sets for g in result[s].get("by_kind", {})}):
+        rows.append((f"kind {kind}", [result[s].get("by_kind", {}).get(kind) for s in sets]))
     for name, groups in rows:
         lines.append(name.ljust(22) + "".join("   " + _cells(g, ks) for g in groups))
     chatter = [result[s]["chatter_top3"] for s in sets]
@@ -372,6 +399,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--only", choices=SETS, default=None, help="run one set only")
     parser.add_argument(
+        "--clock",
+        action="store_true",
+        help="ask our questions at the wall clock, not one day after the user's last session",
+    )
+    parser.add_argument(
         "--fake-embeddings",
         action="store_true",
         help="smoke test with DeterministicEmbeddings instead of the packaged model",
@@ -394,7 +426,7 @@ def main(argv: list[str]) -> int:
     corpora: list[Corpus] = []
     if args.only in (None, "ours"):
         ours = build_evalset() if args.evalset is None else load_evalset(args.evalset)
-        corpora.append(corpus_from_evalset(ours))
+        corpora.append(corpus_from_evalset(ours, clock=args.clock))
     if args.only in (None, "locomo"):
         if not args.data_dir.is_dir():
             print(f"error: no LoCoMo folder {args.data_dir}; pass --data-dir DIR", file=sys.stderr)

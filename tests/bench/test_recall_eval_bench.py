@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from datetime import date
 from pathlib import Path
@@ -47,7 +48,7 @@ def test_size_languages_and_categories(evalset: EvalSet) -> None:
     assert {q.category for q in qs} == set(CATEGORIES)
     assert all(language_of(q.question) == q.lang for q in qs)
     assert len({q.id for q in qs}) == len(qs)
-    assert 12 <= len(evalset.users) <= 16
+    assert 12 <= len(evalset.users) <= 20
     assert all(4 <= len(u.sessions) <= 8 for u in evalset.users)
 
 
@@ -107,6 +108,34 @@ def test_time_questions_carry_resolved_dates(evalset: EvalSet) -> None:
         resolve_when("someday", date(2023, 5, 8))
 
 
+def test_companion_questions_cover_each_kind_in_both_languages(evalset: EvalSet) -> None:
+    kinds = {"recommended", "on-day", "yes-no"}
+    by_kind = {k: [q for q in evalset.questions if q.kind == k] for k in kinds}
+    assert {q.kind for q in evalset.questions} == kinds | {""}
+    for kind, qs in by_kind.items():
+        assert len(qs) >= 8 and {q.lang for q in qs} == {"en", "zh"}, kind
+        assert any(q.category == "cross-lingual" for q in qs), kind
+    for q in by_kind["recommended"]:  # what the assistant said, not the user
+        assert all(evalset.turn(q.user, t).role == "assistant" for t in q.evidence), q  # type: ignore[union-attr]
+    assert any(len(q.evidence) > 1 for q in by_kind["recommended"])
+    for q in by_kind["on-day"]:  # a day without its year, the evidence said on that day
+        assert q.answer and not re.search(r"\b\d{4}\b|\d{4}年", q.question), q
+        sessions = {s.id: s.date[:10] for u in evalset.users if u.id == q.user for s in u.sessions}
+        assert {sessions[t.split(":")[0]][5:] for t in q.evidence} == {q.answer[5:]}, q
+    # one day of the year said in two years: both are the evidence, "去年" picks the older
+    years = [q for q in by_kind["on-day"] if len({t.split(":")[0] for t in q.evidence}) == 2]
+    assert years and any(q.question.startswith("去年") for q in by_kind["on-day"])
+
+
+def test_questions_are_asked_the_day_after_the_users_last_session(evalset: EvalSet) -> None:
+    last = {u.id: u.sessions[-1].timestamp for u in evalset.users}
+    for q in evalset.questions:
+        assert q.asked_at is not None and 0 < q.asked_at - last[q.user] <= 2 * 86400, q
+    cases = bench.corpus_from_evalset(evalset).cases
+    assert [c.now for c in cases] == [q.asked_at for q in evalset.questions]
+    assert {c.now for c in bench.corpus_from_evalset(evalset, clock=True).cases} == {None}
+
+
 def test_the_demo_question_is_in_the_set(evalset: EvalSet) -> None:
     (q,) = [q for q in evalset.questions if q.question == "Which database do we use?"]
     turn = evalset.turn(q.user, q.evidence[0])
@@ -127,6 +156,10 @@ def test_score_on_a_tiny_fake_set() -> None:
     assert out["by_language"]["zh"] == {"n": 2, "recall": {"1": 0.25, "3": 0.5}}
     assert out["chatter_top3"] == 0.4  # x, y of ["x", "y", "a", "c", "b"]
     assert bench.score(cases, ranked, [1])["chatter_top3"] is None
+    assert out["by_kind"] == {}  # no case has a kind
+    kinded = [bench.Case("q4", "u", "?", ["a"], "single-fact", "zh", "yes-no"), *cases]
+    by_kind = bench.score(kinded, [["a"], *ranked], [1])["by_kind"]
+    assert by_kind == {"yes-no": {"n": 1, "recall": {"1": 1.0}}}
 
 
 def test_run_on_our_set_with_fake_embeddings(evalset: EvalSet, tmp_path: Path) -> None:
@@ -144,6 +177,29 @@ def test_run_on_our_set_with_fake_embeddings(evalset: EvalSet, tmp_path: Path) -
     assert set(ours["per_question"]) == {q.id for q in small.questions}
     table = bench.format_table(result)
     assert "chatter in top 3" in table and "language zh" in table
+
+
+def test_each_question_is_asked_at_its_time(evalset: EvalSet, tmp_path: Path) -> None:
+    """The retriever gets the case's now= (and none for a clock case)."""
+    user = evalset.users[-1]
+    small = EvalSet([user], [q for q in evalset.questions if q.user == user.id][:3])
+    corpus = bench.corpus_from_evalset(small)
+    corpus.cases[1].now = None
+    seen: list[object] = []
+    real = bench.EpisodicRetriever._get_relevant_documents
+
+    def spy(self: object, query: str, *, run_manager: object, **kw: object) -> object:
+        seen.append(kw.get("now"))
+        return real(self, query, run_manager=run_manager, **kw)  # type: ignore[arg-type]
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(bench.EpisodicRetriever, "_get_relevant_documents", spy)
+    try:
+        bench.run([corpus], [5, 10], tmp_path / "store", DeterministicEmbeddings())
+    finally:
+        mp.undo()
+    asked = small.questions[0].asked_at
+    assert seen == [asked, asked, None, None, asked, asked]  # the floored call, then the main one
 
 
 def test_main_writes_json_and_is_registered(
