@@ -169,7 +169,7 @@ class EpisodicRetriever(BaseRetriever):
     (datetime or Unix seconds: the time the question is asked at, for replayed or imported
     histories and evaluations; the question's own dates, "last Saturday", "5月2号", and the
     recency of what it finds are reckoned from it; default the clock. An access it marks
-    is stamped with the clock).
+    is stamped with the clock, and an access later than ``now`` does not count as one).
 
     ``update_pool`` (default 30; 0 turns it off): how many of the best candidates the
     replacement step (step 8 of the module docs) reads, for questions about the
@@ -341,7 +341,9 @@ class EpisodicRetriever(BaseRetriever):
                 rel = rel + self.speaker_weight * np.isin(idx.speaker.view, named)
         if self.chatter_weight:
             rel = rel * (1.0 - self.chatter_weight * (1.0 - idx.substance.view))
-        age_days = np.maximum(now - np.maximum(idx.accessed.view, idx.created.view), 0) / 86400
+        # an access after ``now`` (a replay, an evaluation) has not happened yet as of now
+        seen = np.where(idx.accessed.view <= now, idx.accessed.view, 0.0)
+        age_days = np.maximum(now - np.maximum(seen, idx.created.view), 0) / 86400
         recency = np.power(0.5, age_days / max(self.half_life_days, 1e-6))
         score = (
             self.relevance_weight * rel

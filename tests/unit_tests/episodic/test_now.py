@@ -62,6 +62,28 @@ def test_an_access_is_stamped_with_the_clock_not_with_now(two_saturdays: Episode
     assert again.metadata["last_accessed"] >= before - 1
 
 
+def test_an_access_after_now_does_not_count_as_recent(two_saturdays: EpisodeStore) -> None:
+    """Replaying a history: what an earlier replayed question touched is not fresher for it."""
+    retriever = EpisodicRetriever(store=two_saturdays, user_id="ada", k=4, kinds=("turn",))
+    now = _at(2023, 5, 10)
+
+    def recency() -> dict[str, float]:
+        docs = retriever.invoke("cinema Lena", update_access=False, now=now)
+        return {d.page_content: d.metadata["recency"] for d in docs}
+
+    before = recency()
+    retriever.invoke("cinema Lena", k=1, now=now)  # touches the cinema turn, at the clock
+    after = recency()
+    cinema = "user: I went to the cinema today with Lena."
+    assert after == pytest.approx(before) and after[cinema] < 0.9
+    # at the clock the touch counts: the touched turn is the freshest
+    fresh = {
+        d.page_content: d.metadata["recency"]
+        for d in retriever.invoke("cinema Lena", update_access=False)
+    }
+    assert fresh[cinema] == pytest.approx(1.0, abs=1e-3) and min(fresh.values()) < 0.01
+
+
 @pytest.mark.parametrize("bad", [True, float("nan"), float("inf"), "2023-05-10"])
 def test_a_bad_now_is_refused_by_name(two_saturdays: EpisodeStore, bad: object) -> None:
     with pytest.raises(ConfigurationError, match="now must be a datetime"):
