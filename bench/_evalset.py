@@ -275,6 +275,9 @@ class _Builder:
             self.add("user", item, chatter=False)
             self.add("assistant", self.rng.choice(_evalset_data.ACKS[lang]), chatter=True)
             return
+        if item[0].startswith("?"):  # a request (content, not evidence), then its answer
+            self.add("user", item[0][1:], chatter=False)
+            item = item[1:]
         key, text, *reply = item
         role = "assistant" if key.startswith("@") else "user"
         tid = self.add(role, text, chatter=False)

@@ -18,8 +18,9 @@ user's records are in order, its sessions before its questions:
 
 * a session: ``{"user", "date": ISO date, "lang": chatter language, "items": [...]}``; an
   item is small talk (a string), a user fact ``{"key", "text"}`` / ``{"key", "text",
-  "reply": assistant reply}`` or an assistant fact ``{"key": "@key", "text"}``. A key
-  stated again later is an update (the latest statement is the evidence);
+  "reply": assistant reply}`` or an assistant fact ``{"key": "@key", "text"[, "ask": the
+  user's request it answers, content but never evidence]}``. A key stated again later is
+  an update (the latest statement is the evidence);
 * a question: ``{"user", "question", "facts": "key" or "key1+key2" (``"key@0"``: that
   statement of the key), "category"[, "when": time code][, "kind": question kind]}``; the
   time code labels the answer date (:func:`bench._evalset.resolve_when`).
@@ -32,7 +33,7 @@ turns: narration, tool results, errors) sit between the facts.
 The files are read once, at import, into the shapes the generator takes: users as
 ``{"id", "sessions": [(date, lang, items)], "questions": [{"text", "facts", "category",
 "when", "kind"}]}`` (``when`` and ``kind`` empty when not given) with facts as ``(key,
-text[, reply])`` tuples.
+text[, reply])`` tuples, ``("?" + request, "@key", text)`` for an answered request.
 """
 
 from __future__ import annotations
@@ -57,9 +58,14 @@ _DATA = files("bench").joinpath("data")
 
 
 def _item(raw: str | dict[str, str]) -> str | tuple[str, ...]:
-    """A session item: small talk as is, a fact as ``(key, text[, reply])``."""
+    """A session item: small talk as is, a fact as ``(key, text[, reply])``.
+
+    An assistant fact with the request it answers is ``("?" + request, key, text)``.
+    """
     if isinstance(raw, str):
         return raw
+    if "ask" in raw:
+        return ("?" + raw["ask"], raw["key"], raw["text"])
     reply = (raw["reply"],) if "reply" in raw else ()
     return (raw["key"], raw["text"], *reply)
 
