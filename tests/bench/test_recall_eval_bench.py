@@ -115,8 +115,12 @@ def test_companion_questions_cover_each_kind_in_both_languages(evalset: EvalSet)
     for kind, qs in by_kind.items():
         assert len(qs) >= 8 and {q.lang for q in qs} == {"en", "zh"}, kind
         assert any(q.category == "cross-lingual" for q in qs), kind
-    for q in by_kind["recommended"]:  # what the assistant said, not the user
-        assert all(evalset.turn(q.user, t).role == "assistant" for t in q.evidence), q  # type: ignore[union-attr]
+    for q in by_kind["recommended"]:  # what the assistant said, right after the request
+        for tid in q.evidence:
+            sid, _, at = tid.partition(":")
+            turn, ask = evalset.turn(q.user, tid), evalset.turn(q.user, f"{sid}:{int(at) - 1}")
+            assert turn is not None and ask is not None and turn.role == "assistant", q
+            assert ask.role == "user" and not ask.chatter and tid not in q.superseded, q
     assert any(len(q.evidence) > 1 for q in by_kind["recommended"])
     for q in by_kind["on-day"]:  # a day without its year, the evidence said on that day
         assert q.answer and not re.search(r"\b\d{4}\b|\d{4}年", q.question), q
