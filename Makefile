@@ -53,7 +53,7 @@ typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
 unit: $(VENV)/.dev
-	$(BIN)/pytest tests/unit_tests tests/bench --disable-socket --allow-unix-socket -q
+	$(BIN)/pytest tests/unit_tests tests/bench -n auto --disable-socket --allow-unix-socket -q
 
 doctest: $(VENV)/.dev
 	$(BIN)/pytest --doctest-modules langmem_layers bench --disable-socket --allow-unix-socket -q \
