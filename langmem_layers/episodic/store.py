@@ -58,6 +58,7 @@ from langmem_layers.episodic._engine.chroma import turns_in as _turns
 from langmem_layers.episodic._engine.embed_cache import embed_key, known_vectors
 from langmem_layers.episodic._engine.index import UserIndex
 from langmem_layers.episodic._engine.mirror import Mirror
+from langmem_layers.episodic._engine.split import embed_in_parts
 from langmem_layers.episodic._offline import offline_summary
 from langmem_layers.episodic.types import (
     CacheOptions,
@@ -99,11 +100,6 @@ __all__ = ["DEFAULT_COLLECTION", "EpisodeStore"]
 DEFAULT_COLLECTION = "langmem_episodic"
 
 T = TypeVar("T")
-
-
-def embed_documents(embeddings: Embeddings, texts: list[str]) -> Call[Any]:
-    """Step: ``embed_documents`` / ``await aembed_documents`` (a worker thread for local models)."""
-    return twin(embeddings.embed_documents, embeddings.aembed_documents, texts)
 
 
 def embed_query(embeddings: Embeddings, text: str) -> Call[Any]:
@@ -460,7 +456,8 @@ class EpisodeStore:
         Each record's ``embed_key`` (set here in ``metas``) names the model and the
         text embedded; the texts whose key the episode's current records already hold
         are not embedded again, nor is a text twice in one archive
-        (``_engine/embed_cache.py``).
+        (``_engine/embed_cache.py``). The rest are embedded in parts at once, one per core
+        (``_engine/split.py``).
 
         Chroma stores a vector with every record (``Mirror.write``) and adds each to its
         HNSW index. Who reads them:
@@ -484,7 +481,7 @@ class EpisodeStore:
         )
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in known}
         if todo:
-            fresh = yield embed_documents(self.embeddings, list(todo.values()))
+            fresh = yield embed_in_parts(self.embeddings, self.background, list(todo.values()))
             known.update(zip(todo, fresh, strict=True))
         return [known[k] for k in keys]
 

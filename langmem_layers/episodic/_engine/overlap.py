@@ -41,22 +41,34 @@ log = logging.getLogger("langmem_layers.episodic")
 
 
 class PendingVector:
-    """A query vector being computed in a worker thread."""
+    """A query vector being computed in a worker thread.
 
-    def __init__(self, future: Future[list[float]]) -> None:
+    When the vector is needed and the background has not started it yet (its workers
+    are busy: archives, extractions), it is embedded on the caller's thread instead:
+    a query never waits behind other background work.
+    """
+
+    def __init__(self, future: Future[list[float]], embeddings: Embeddings, text: str) -> None:
         self._future = future
+        self._embeddings = embeddings
+        self._text = text
         self._value: np.ndarray | None = None
 
     def result(self) -> np.ndarray:
         """The vector (float32); waits for it, re-raises the embedding's error."""
         if self._value is None:
-            self._value = np.asarray(self._future.result(), dtype=np.float32)
+            if self._future.cancel():
+                vector = self._embeddings.embed_query(self._text)
+            else:
+                vector = self._future.result()
+            self._value = np.asarray(vector, dtype=np.float32)
         return self._value
 
 
 def start_embedding(background: Background, embeddings: Embeddings, text: str) -> PendingVector:
     """Start ``embeddings.embed_query(text)`` on ``background``."""
-    return PendingVector(background.submit(embeddings.embed_query, text, what="query embedding"))
+    future = background.submit(embeddings.embed_query, text, what="query embedding")
+    return PendingVector(future, embeddings, text)
 
 
 def resolve(qvec: Any) -> np.ndarray:
