@@ -64,7 +64,12 @@ def _sync(embeddings: Embeddings, background: Background, texts: list[str]) -> l
     futures = [
         background.submit(embeddings.embed_documents, p, what="archive embedding") for p in cut[1:]
     ]
-    out = list(embeddings.embed_documents(cut[0]))
+    try:
+        out = list(embeddings.embed_documents(cut[0]))
+    except BaseException:
+        for future in futures:  # the archive fails: its parts not started are not needed
+            future.cancel()
+        raise
     for future, part in zip(futures, cut[1:], strict=True):
         # not started yet (the background is busy): embed it here rather than wait
         out += embeddings.embed_documents(part) if future.cancel() else future.result()

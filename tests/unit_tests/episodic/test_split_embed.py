@@ -172,3 +172,28 @@ def test_a_query_vector_the_busy_background_has_not_started_is_embedded_inline()
         gate.set()
         blocker.result()
         bg.close()
+
+
+def test_a_failing_part_fails_the_archive_and_cancels_the_parts_not_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(split, "_cores", lambda: 2)
+    bg = Background(max_workers=1)
+    gate = threading.Event()
+    blocker = bg.submit(gate.wait, 5)
+
+    class Failing(Recording):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            super().embed_documents(texts)
+            raise RuntimeError("model crashed")
+
+    emb = Failing()
+    try:
+        with pytest.raises(RuntimeError, match="model crashed"):
+            run(_one_step(embed_in_parts(emb, bg, _texts(16))))
+    finally:
+        gate.set()
+        blocker.result()
+        bg.flush()
+        bg.close()
+    assert len(emb.calls) == 1 and bg.errors == 0  # the second part never ran
