@@ -42,7 +42,10 @@ demo: $(VENV)/.core
 	$(BIN)/langmem-layers demo
 
 ## test: set up and run lint, type checks, unit tests (no sockets), doctests, integration tests, notebooks
-test: $(VENV)/.dev lint typecheck unit doctest integration notebooks
+## (the two environments are set up side by side: mostly downloads and installs)
+test:
+	$(MAKE) -j2 $(VENV)/.dev $(VENV)/.llama
+	$(MAKE) lint typecheck unit doctest integration notebooks
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check langmem_layers bench tests examples

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _make_targets() -> dict[str, str]:
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
-    return {m.group(1): m.group(0) for m in re.finditer(r"^([a-z]+):.*$", text, re.MULTILINE)}
+    rules = re.finditer(r"^([a-z]+):.*(?:\n\t.*)*", text, re.MULTILINE)  # with its recipe
+    return {m.group(1): m.group(0) for m in rules}
 
 
 def test_pre_commit_runs_the_ci_checks() -> None:
