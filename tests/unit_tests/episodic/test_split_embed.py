@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 from langchain_core.embeddings import Embeddings
@@ -43,6 +44,29 @@ class Recording(Embeddings):
         return self.inner.embed_query(text)
 
 
+class Busy:
+    """A background whose only worker is held until :meth:`release`."""
+
+    def __init__(self) -> None:
+        self.bg = Background(max_workers=1)
+        self._gate = threading.Event()
+        self._blocker = self.bg.submit(self._gate.wait, 5)
+
+    def release(self) -> None:
+        """Free the worker, run what is queued, close."""
+        self._gate.set()
+        self._blocker.result()
+        self.bg.flush()
+        self.bg.close()
+
+
+@pytest.fixture
+def busy() -> Iterator[Busy]:
+    held = Busy()
+    yield held
+    held.release()
+
+
 def _texts(n: int) -> list[str]:
     return [f"user: fact number {i} about the garden" for i in range(n)]
 
@@ -72,24 +96,17 @@ def test_sync_parts_run_at_once_and_give_the_same_vectors(monkeypatch: pytest.Mo
 
 
 def test_a_part_the_busy_background_has_not_started_is_embedded_inline(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, busy: Busy
 ) -> None:
     monkeypatch.setattr(split, "_cores", lambda: 2)
-    bg = Background(max_workers=1)
-    gate = threading.Event()
-    blocker = bg.submit(gate.wait, 5)  # the background's only worker is busy
     emb = Recording()
-    try:
-        texts = _texts(16)
-        out = run(_one_step(embed_in_parts(emb, bg, texts)))
-        names = {name for _, name in emb.calls}
-        assert names == {threading.current_thread().name}  # both parts on the caller's thread
-        assert out == DeterministicEmbeddings().embed_documents(texts)
-    finally:
-        gate.set()
-        blocker.result()
-        bg.close()
-    assert bg.errors == 0
+    texts = _texts(16)
+    out = run(_one_step(embed_in_parts(emb, busy.bg, texts)))
+    names = {name for _, name in emb.calls}
+    assert names == {threading.current_thread().name}  # both parts on the caller's thread
+    assert out == DeterministicEmbeddings().embed_documents(texts)
+    busy.release()
+    assert busy.bg.errors == 0 and len(emb.calls) == 2  # the cancelled part never ran
 
 
 async def test_async_parts_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,13 +165,12 @@ def _one_step(call: object):  # type: ignore[no-untyped-def]
     return out
 
 
-def test_a_query_vector_the_busy_background_has_not_started_is_embedded_inline() -> None:
+def test_a_query_vector_the_busy_background_has_not_started_is_embedded_inline(
+    busy: Busy,
+) -> None:
     """The query embedding that overlaps lexical scoring never waits behind archive parts."""
     from langmem_layers.episodic._engine.overlap import start_embedding
 
-    bg = Background(max_workers=1)
-    gate = threading.Event()
-    blocker = bg.submit(gate.wait, 5)
     threads: list[str] = []
 
     class Queries(DeterministicEmbeddings):
@@ -163,24 +179,15 @@ def test_a_query_vector_the_busy_background_has_not_started_is_embedded_inline()
             return super().embed_query(text)
 
     emb = Queries()
-    try:
-        vector = start_embedding(bg, emb, "Which database do we use?").result()
-        assert threads == [threading.current_thread().name]  # not the blocked worker's
-        assert not gate.is_set()
-        assert vector.tolist() == pytest.approx(emb.embed_query("Which database do we use?"))
-    finally:
-        gate.set()
-        blocker.result()
-        bg.close()
+    vector = start_embedding(busy.bg, emb, "Which database do we use?").result()
+    assert threads == [threading.current_thread().name]  # not the held worker's
+    assert vector.tolist() == pytest.approx(emb.embed_query("Which database do we use?"))
 
 
 def test_a_failing_part_fails_the_archive_and_cancels_the_parts_not_started(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, busy: Busy
 ) -> None:
     monkeypatch.setattr(split, "_cores", lambda: 2)
-    bg = Background(max_workers=1)
-    gate = threading.Event()
-    blocker = bg.submit(gate.wait, 5)
 
     class Failing(Recording):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -188,12 +195,7 @@ def test_a_failing_part_fails_the_archive_and_cancels_the_parts_not_started(
             raise RuntimeError("model crashed")
 
     emb = Failing()
-    try:
-        with pytest.raises(RuntimeError, match="model crashed"):
-            run(_one_step(embed_in_parts(emb, bg, _texts(16))))
-    finally:
-        gate.set()
-        blocker.result()
-        bg.flush()
-        bg.close()
-    assert len(emb.calls) == 1 and bg.errors == 0  # the second part never ran
+    with pytest.raises(RuntimeError, match="model crashed"):
+        run(_one_step(embed_in_parts(emb, busy.bg, _texts(16))))
+    busy.release()
+    assert len(emb.calls) == 1 and busy.bg.errors == 0  # the second part never ran
