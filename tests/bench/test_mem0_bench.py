@@ -139,3 +139,14 @@ def test_a_mem0_that_stores_fewer_memories_than_turns_is_an_error():
     mem0 = bench.Mem0System(FakeMem0(drop=1), "fake")
     with pytest.raises(RuntimeError, match="stored 1 memories for 2 turns"):
         mem0.ingest("u", _conversation().sessions[0])
+
+
+def test_outside_its_venv_the_benchmark_names_what_is_missing_and_how_to_get_it(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mem0" else real(name, *a)
+    )
+    with pytest.raises(SystemExit, match=r"make bench-mem0.*not installed here: mem0"):
+        bench.main([])
