@@ -78,7 +78,7 @@ bench: $(VENV)/.dev
 # build on the machine's disk (pip takes it from there; asked for first, so nothing pulls a CUDA
 # build), mem0ai and MiniLM are not dependencies of this package.
 MEM0_VENV := $(VENV)/mem0
-$(VENV)/.mem0: $(BIN)/python pyproject.toml constraints.txt
+$(VENV)/.mem0: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(MEM0_VENV)
 	$(MEM0_VENV)/bin/python -m pip install -q torch==2.13.0
 	echo torch==2.13.0 > $(VENV)/mem0-torch.txt

@@ -94,7 +94,6 @@ class BusyClock:
 
     def __init__(self) -> None:
         self.intervals: list[tuple[float, float]] = []
-        self.calls = 0
         self.texts = 0
         self._lock = threading.Lock()
 
@@ -108,14 +107,13 @@ class BusyClock:
             t1 = time.perf_counter()
             with self._lock:
                 self.intervals.append((t0, t1))
-                self.calls += 1
                 self.texts += texts
 
     def reset(self) -> None:
         """Forget every call timed so far (after a warm-up)."""
         with self._lock:
             self.intervals.clear()
-            self.calls = self.texts = 0
+            self.texts = 0
 
     def busy_between(self, start: float, end: float) -> float:
         """Seconds within ``[start, end]`` in which at least one timed call ran."""

@@ -53,7 +53,9 @@ class Busy:
         self._blocker = self.bg.submit(self._gate.wait, 5)
 
     def release(self) -> None:
-        """Free the worker, run what is queued, close."""
+        """Free the worker, run what is queued, close (once: a test may release it first)."""
+        if self.bg.closed:
+            return
         self._gate.set()
         self._blocker.result()
         self.bg.flush()
