@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from langmem_layers._core.background import Background
 from langmem_layers._core.steps import arun, run
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
 from langmem_layers.episodic._engine import split
-from langmem_layers.episodic._engine.split import MIN_PART, embed_in_parts, parts
+from langmem_layers.episodic._engine.split import MIN_PART, cost, embed_in_parts, parts
 from langmem_layers.storage.defaults import Storage
 from langmem_layers.testing import DeterministicEmbeddings
 
@@ -73,13 +74,28 @@ def _texts(n: int) -> list[str]:
     return [f"user: fact number {i} about the garden" for i in range(n)]
 
 
-@pytest.mark.parametrize(("n", "cores", "sizes"), [(7, 2, [7]), (16, 2, [8, 8]), (17, 4, [9, 8])])
-def test_parts_keep_order_and_a_minimum_size(n: int, cores: int, sizes: list[int]) -> None:
-    texts = _texts(n)
-    cut = parts(texts, cores)
+@pytest.mark.parametrize(
+    ("n", "cores", "sizes"), [(7, 2, [4, 3]), (16, 2, [8, 8]), (3, 4, [1, 1, 1])]
+)
+def test_parts_of_equal_texts_split_evenly_and_cover_each_text_once(
+    n: int, cores: int, sizes: list[int]
+) -> None:
+    cut = parts(_texts(n), cores)
     assert [len(p) for p in cut] == sizes
-    assert [t for p in cut for t in p] == texts
-    assert all(len(p) >= MIN_PART for p in cut) or len(cut) == 1
+    assert sorted(i for p in cut for i in p) == list(range(n))
+    assert all(p == sorted(p) for p in cut)
+
+
+def test_parts_are_balanced_by_cost_not_by_count() -> None:
+    # one long turn and many short ones: by count, one part would hold most of the text
+    texts = ["user: " + "we talked about the garden and the roses " * 12, *_texts(9)]
+    cut = parts(texts, 2)
+    loads = [sum(cost(texts[i]) for i in p) for p in cut]
+    assert cut == [[0], list(range(1, 10))]  # the long turn alone, by count it would be 5 + 5
+    assert max(loads) / min(loads) < 1.05
+    # Chinese costs by its bytes: one character is about one token, not a quarter of one
+    assert cost("我喜欢喝茶") - cost("") == 15 and cost("I like tea") - cost("") == 10
+    assert MIN_PART == 1 and parts(["only one"], 2) == [[0]]
 
 
 def test_sync_parts_run_at_once_and_give_the_same_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,17 +140,56 @@ async def test_async_parts_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sorted(size for size, _ in emb.calls) == [12, 12] and emb.overlap == 2
 
 
-def test_one_core_or_few_texts_make_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_core_or_one_text_make_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
     bg = Background(max_workers=2)
     try:
         monkeypatch.setattr(split, "_cores", lambda: 1)
         emb = Recording()
         run(_one_step(embed_in_parts(emb, bg, _texts(40))))
         monkeypatch.setattr(split, "_cores", lambda: 8)
-        run(_one_step(embed_in_parts(emb, bg, _texts(15))))
+        run(_one_step(embed_in_parts(emb, bg, _texts(1))))
     finally:
         bg.close()
-    assert [size for size, _ in emb.calls] == [40, 15]
+    assert [size for size, _ in emb.calls] == [40, 1]
+
+
+def test_uneven_parts_give_each_text_its_own_vector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parts dealt by cost are not runs of neighbours: the vectors go back to their texts."""
+    monkeypatch.setattr(split, "_cores", lambda: 3)
+    texts = [f"user: {'long ' * (i * 7 % 23)}fact {i}" for i in range(17)]
+    cut = parts(texts, 3)
+    assert any(p != list(range(p[0], p[0] + len(p))) for p in cut)  # not contiguous
+    bg = Background(max_workers=2)
+    try:
+        emb = Recording()
+        out = run(_one_step(embed_in_parts(emb, bg, texts)))
+
+        async def async_out() -> list[list[float]]:
+            return await arun(_one_step(embed_in_parts(emb, bg, texts)))
+
+        aout = asyncio.run(async_out())
+    finally:
+        bg.close()
+    want = DeterministicEmbeddings().embed_documents(texts)
+    assert out == want and aout == want
+    assert sorted(size for size, _ in emb.calls) == sorted([len(p) for p in cut] * 2)
+
+
+def test_an_engine_that_returns_too_few_vectors_is_a_named_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(split, "_cores", lambda: 2)
+
+    class Short(Recording):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return super().embed_documents(texts)[:-1]
+
+    bg = Background(max_workers=2)
+    try:
+        with pytest.raises(ValueError, match="returned 3 vectors for 4 texts"):
+            run(_one_step(embed_in_parts(Short(), bg, _texts(8))))
+    finally:
+        bg.close()
 
 
 def test_an_archive_embeds_in_parts_and_recalls_the_same(

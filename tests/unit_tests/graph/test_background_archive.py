@@ -17,6 +17,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryConfig, MemoryLayers, aend_session, build_memory_graph, end_session
 from langmem_layers.episodic import EpisodeStore
+from langmem_layers.episodic._engine import split
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 
 
@@ -34,6 +35,12 @@ class GatedEmbeddings(DeterministicEmbeddings):
         self.held.set()
         assert self.gate.wait(30), "the gate was never opened"
         return super().embed_documents(texts)
+
+
+@pytest.fixture(autouse=True)
+def _one_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One ``embed_documents`` call per archive (not one per core), so calls count archives."""
+    monkeypatch.setattr(split, "_cores", lambda: 1)
 
 
 def _setup(chroma_client: Any, **config: Any) -> tuple[Any, MemoryLayers, GatedEmbeddings]:
