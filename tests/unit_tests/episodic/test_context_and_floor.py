@@ -1,4 +1,4 @@
-"""Turns embedded after the turn before them; a score floor; profile hints for recall."""
+"""Turns embedded by exchanges of two; a score floor; profile hints for recall."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, create_recall_node
-from langmem_layers.episodic._context import CONTEXT_CHARS, contextual_texts
+from langmem_layers.episodic._context import CONTEXT_CHARS, contextual_texts, episode_text
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.semantic import ProfileStore
@@ -51,17 +51,25 @@ def _turn_docs(store: EpisodeStore, user: str) -> list[str]:
     return [doc for _, doc in pairs]
 
 
+def _turn_vectors(store: EpisodeStore, user: str) -> list[list[float]]:
+    got = store.collection.get(
+        where={"$and": [{"user_id": user}, {"kind": "turn"}]}, include=["embeddings", "metadatas"]
+    )
+    pairs = sorted(
+        zip(got["metadatas"], got["embeddings"], strict=True), key=lambda p: p[0]["turn_index"]
+    )
+    return [list(vec) for _, vec in pairs]
+
+
 @pytest.mark.parametrize("use_async", [False, True])
-def test_each_turn_is_embedded_after_the_end_of_the_turn_before_it(
-    chroma_client: Any, use_async: bool
-) -> None:
+def test_each_exchange_of_two_turns_is_embedded_once(chroma_client: Any, use_async: bool) -> None:
     emb = RecordingEmbeddings()
     store = EpisodeStore(chroma_client, embeddings=emb)
+    turns = [*PETS, AIMessage("Carrots are his favourite, then.")]
     if use_async:
-        asyncio.run(store.aarchive("ada", "s1", PETS))
+        asyncio.run(store.aarchive("ada", "s1", turns))
     else:
-        store.archive("ada", "s1", PETS)
-    texts = next(b for b in emb.batches if len(b) == 1 + len(PETS))
+        store.archive("ada", "s1", turns)
     stored = _turn_docs(store, "ada")
     assert stored == [
         "user: Do you have pets?",
@@ -69,25 +77,31 @@ def test_each_turn_is_embedded_after_the_end_of_the_turn_before_it(
         f"user: {PETS[2].content}",
         "assistant: He sounds like a happy guinea pig.",
         "user: Thanks!",
+        "assistant: Carrots are his favourite, then.",
     ]
-    # the episode record (summary) and the first turn: as they are
-    assert texts[1] == stored[0]
+    pets = "user: Do you have pets?\nassistant: Yes, Oscar, my guinea pig."
+    happy = "assistant: He sounds like a happy guinea pig.\nuser: Thanks!"
+    tail = "user: Thanks!\nassistant: Carrots are his favourite, then."
+    expected = [
+        pets,  # a question and its reply: one text for both
+        pets,
+        stored[2],  # longer than CONTEXT_CHARS: an exchange of its own, alone
+        happy,  # the next exchange starts after it
+        stored[4],  # says nothing of its own: alone, though its partner has the exchange
+        tail,  # the last turn, without a partner: after the end of the turn before it
+    ]
+    # each turn holds the vector of its own text, whatever part of the archive embedded it
+    want = DeterministicEmbeddings().embed_documents(expected)
+    for got, vector in zip(_turn_vectors(store, "ada"), want, strict=True):
+        assert got == pytest.approx(vector, abs=1e-6)
     episode = store.collection.get(
         where={"$and": [{"user_id": "ada"}, {"kind": "episode"}]}, include=["documents"]
-    )
-    assert texts[0] == episode["documents"][0]
-    # a reply: its question, a line break, the reply
-    assert texts[2] == "user: Do you have pets?\nassistant: Yes, Oscar, my guinea pig."
-    assert texts[3] == f"{stored[1]}\n{stored[2]}"
-    # after a long turn: only its end, cut at a word, then the whole turn
-    context, turn = texts[4].split("\n")
-    assert turn == "assistant: He sounds like a happy guinea pig."
-    assert context.startswith("…") and len(context) <= CONTEXT_CHARS + 1
-    assert stored[2].endswith(context[1:]) and not context[1:].startswith(" ")
-    # a turn with nothing of its own to say: alone (else a copy of what it acknowledges)
-    assert texts[5] == "user: Thanks!"
-    # recall returns the stored turn alone, never the embedded context
-    docs = EpisodicRetriever(store=store, user_id="ada", k=5, kinds=("turn",)).invoke("pets")
+    )["documents"][0]
+    # each distinct text once: the shared exchange is embedded a single time
+    embedded = [t for batch in emb.batches for t in batch]
+    assert sorted(embedded) == sorted({episode_text(episode), *expected})
+    # recall returns the stored turn alone, never the embedded exchange
+    docs = EpisodicRetriever(store=store, user_id="ada", k=6, kinds=("turn",)).invoke("pets")
     assert {d.page_content for d in docs} <= set(stored)
 
 
@@ -95,6 +109,7 @@ def test_contextual_texts_keep_other_records_and_chinese_tails() -> None:
     turn = {"kind": "turn", "role": "human"}
     long_zh = "用户: " + "我们把数据库从MySQL迁到了PostgreSQL" * 20
     reply = "assistant: 迁移后查询快了很多，备份也更简单"
+    # a long first turn is alone; the reply, left last without a partner, follows its end
     out = contextual_texts(["summary", long_zh, reply], [{}, turn, turn], [1, 2])
     assert out[:2] == ["summary", long_zh]
     context, text = out[2].split("\n")
@@ -104,15 +119,31 @@ def test_contextual_texts_keep_other_records_and_chinese_tails() -> None:
     # "好的" says nothing of its own: embedded alone; a failed tool call too
     tool = {"kind": "turn", "role": "tool"}
     acks = contextual_texts(
-        [long_zh, "assistant: 好的", "tool search: error 429 rate limited"],
+        ["user: 我们迁到了PostgreSQL", "assistant: 好的", "tool search: error 429 rate limited"],
         [turn, turn, tool],
         [0, 1, 2],
     )
-    assert acks[1:] == ["assistant: 好的", "tool search: error 429 rate limited"]
-    # context comes from the previous turn position, not the previous record
+    assert acks == [
+        "user: 我们迁到了PostgreSQL\nassistant: 好的",
+        "assistant: 好的",
+        "tool search: error 429 rate limited",
+    ]
+    # exchanges are made of turn positions, not of neighbouring records
     docs = ["user: Which trail?", "x", "assistant: The northern ridge trail above Lyon."]
-    assert contextual_texts(docs, [turn, {}, turn], [0, 2])[2] == f"{docs[0]}\n{docs[2]}"
+    both = f"{docs[0]}\n{docs[2]}"
+    assert contextual_texts(docs, [turn, {}, turn], [0, 2]) == [both, "x", both]
+    assert contextual_texts(["user: hi"], [turn], [0]) == ["user: hi"]
     assert contextual_texts([], [], []) == []
+
+
+def test_the_episode_is_embedded_without_the_facts_its_summary_repeats() -> None:
+    doc = "I moved to Lyon. I adopted a cat.\n- I moved to Lyon.\n- We use PostgreSQL.\n- "
+    assert episode_text(doc) == "I moved to Lyon. I adopted a cat.\n- We use PostgreSQL."
+    out = contextual_texts([doc, "user: hi"], [{"kind": "episode"}, {"kind": "turn"}], [1])
+    assert out == [episode_text(doc), "user: hi"]
+    # only the episode record is shortened; a turn that looks like a fact list is not
+    turn = "user: shopping\n- milk\n- milk"
+    assert contextual_texts([turn], [{"kind": "turn"}], [0]) == [turn]
 
 
 # ---------------------------------------------------------------- min_score_ratio
@@ -377,8 +408,9 @@ def test_the_recall_node_of_memory_layers_reads_the_profile(
     turns = [i["text"] for i in bob["recalled_episodes"] if i["kind"] == "turn"]
 
     def oracle_before_lunch(texts: list[str]) -> bool:
+        """The Oracle turn is recalled, above the lunch turn (or the lunch turn is not)."""
         rank = {("Oracle" in t) - ("Lunch" in t): n for n, t in enumerate(texts)}
-        return rank[1] < rank[-1]
+        return 1 in rank and rank[1] < rank.get(-1, len(texts))
 
     assert oracle_before_lunch(turns)  # bob's own hint lifted his Oracle turn
     # with no hint, or with ada's, the Oracle turn comes after the lunch turn

@@ -10,6 +10,7 @@ from chromadb.api.shared_system_client import SharedSystemClient
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.episodic._context import episode_text
 from langmem_layers.storage import Storage
 from langmem_layers.testing import DeterministicEmbeddings
 
@@ -62,7 +63,7 @@ def test_an_unchanged_re_archive_embeds_nothing(
     messages = _session(6)
     store.archive("ada", "s1", messages, created_at=1_700_000_000.0)
     first = len(counting.texts)
-    assert first == 13  # the episode record and 12 turns
+    assert first == 7  # the episode record and 6 exchanges (12 turns, two by two)
     before = _stored(store, "ada")
     counting.texts.clear()
     store.archive("ada", "s1", messages, created_at=1_700_000_000.0)
@@ -87,12 +88,15 @@ def test_a_grown_session_embeds_its_new_turns_and_new_summary_only(
         AIMessage("Noted."),
     ]
     ep = store.archive("ada", "s1", grown)
-    summary_doc = _stored(store, "ada")[ep.id][0]
+    summary_text = episode_text(_stored(store, "ada")[ep.id][0])
     assert len(counting.texts) == 3
-    assert summary_doc in counting.texts  # the episode record: its summary changed
-    new_turns = [t for t in counting.texts if t != summary_doc]
-    assert new_turns[0].endswith("user: Remember this: my recital is on June 3.")
-    assert new_turns[1] == "assistant: Noted."  # no content of its own: embedded alone
+    assert summary_text in counting.texts  # the episode record: its summary changed
+    new_turns = [t for t in counting.texts if t != summary_text]
+    # the new exchange, and its acknowledgement alone (no content of its own)
+    assert new_turns == [
+        "user: Remember this: my recital is on June 3.\nassistant: Noted.",
+        "assistant: Noted.",
+    ]
 
 
 def test_the_cache_survives_a_restart(storage: Storage) -> None:
@@ -114,10 +118,10 @@ def test_vectors_are_never_taken_from_another_user_or_session(
     store.archive("ada", "s1", _session(3))
     counting.texts.clear()
     store.archive("bob", "s1", _session(3))
-    assert len(counting.texts) == 7  # the same texts, another user: all embedded
+    assert len(counting.texts) == 4  # the same texts, another user: all embedded
     counting.texts.clear()
     store.archive("ada", "s2", _session(3))
-    assert len(counting.texts) == 7  # another session of the same user too
+    assert len(counting.texts) == 4  # another session of the same user too
 
 
 def test_a_text_said_twice_in_one_archive_is_embedded_once(
@@ -154,4 +158,4 @@ def test_deleting_a_user_removes_the_cache_with_the_records(
     store.delete_user("ada")
     counting.texts.clear()
     store.archive("ada", "s1", messages)
-    assert len(counting.texts) == 7
+    assert len(counting.texts) == 4  # the episode record and 3 exchanges, all embedded again

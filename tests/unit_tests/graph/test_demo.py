@@ -28,9 +28,13 @@ def test_demo_shows_cross_session_recall(
     recall_block = session2.split("user: What's the weather in Oslo?")[0]
     assert re.search(r"\[episodic\] recalled .*quarterly report is due on Friday", recall_block)
     assert re.search(r"agent: From memory: .*December 4", recall_block)
-    # what it recalled is about the report: no acknowledgement, no weather (the score floor)
+    # the report turn first, then what else passed the score floor: no acknowledgement;
+    # the weather turn, the report turn's neighbour (0.52 of the best), only after the report
     recalled = re.findall(r"\[episodic\] recalled (?:turn|episode): (.*)", recall_block)
-    assert recalled and not any("Noted." in r or "Paris" in r for r in recalled)
+    assert recalled and "quarterly report" in recalled[0]
+    assert not any("Noted." in r for r in recalled)
+    about = [("quarterly" in r) or r.startswith("I work as") for r in recalled]
+    assert about == sorted(about, reverse=True) and len(recalled) <= 3, recalled
     # the profile says the database is PostgreSQL, and was MySQL: every recalled item is
     # about the database (Ada's introduction, which shares "use", stays below the floor)
     database = session2.split("user: Which database do we use?")[1].split("[end of session")[0]
