@@ -66,14 +66,15 @@ def parts(texts: Sequence[str], cores: int) -> list[list[int]]:
         ([[0, 2, 4], [1, 3]], [[0]], [])
 
     """
-    n = max(1, min(cores, len(texts) // MIN_PART))
     if not texts:
         return []
+    n = max(1, min(cores, len(texts) // MIN_PART))
+    costs = [cost(t) for t in texts]
     loads = [0] * n
     dealt: list[list[int]] = [[] for _ in range(n)]
-    for i in sorted(range(len(texts)), key=lambda i: (-cost(texts[i]), i)):
+    for i in sorted(range(len(texts)), key=lambda i: (-costs[i], i)):
         lightest = min(range(n), key=lambda p: (loads[p], p))
-        loads[lightest] += cost(texts[i])
+        loads[lightest] += costs[i]
         dealt[lightest].append(i)
     return [sorted(d) for d in dealt if d]
 
