@@ -212,13 +212,6 @@ def same_records(got: list[list[Any]], want: list[list[Any]]) -> bool:
 
     Chroma keeps a vector it is given re-normalised, so a vector written back from the
     embedding cache can differ from a freshly computed one in its last bit (3e-8).
-
-    Example:
-        >>> same_records([["a", "d", {}, [0.6, 0.8]]], [["a", "d", {}, [0.6, 0.8 + 3e-8]]])
-        True
-        >>> same_records([["a", "d", {}, [0.6, 0.8]]], [["a", "d", {}, [0.8, 0.6]]])
-        False
-
     """
     if len(got) != len(want):
         return False
@@ -228,6 +221,17 @@ def same_records(got: list[list[Any]], want: list[list[Any]]) -> bool:
         if max((abs(a - b) for a, b in zip(gvec, wvec, strict=True)), default=0.0) > 1e-6:
             return False
     return True
+
+
+def test_same_records_allows_a_vector_its_last_bit_and_nothing_else() -> None:
+    row = ["a", "d", {"kind": "turn"}, [0.6, 0.8]]
+    assert same_records([row], [["a", "d", {"kind": "turn"}, [0.6, 0.8 + 3e-8]]])
+    assert not same_records([row], [["a", "d", {"kind": "turn"}, [0.6, 0.8 + 1e-4]]])
+    assert not same_records([row], [["a", "d", {"kind": "turn"}, [0.8, 0.6]]])
+    assert not same_records([row], [["a", "d2", {"kind": "turn"}, [0.6, 0.8]]])
+    assert not same_records([row], [["a", "d", {"kind": "pack"}, [0.6, 0.8]]])
+    assert not same_records([row], [["a", "d", {"kind": "turn"}, [0.6]]])
+    assert not same_records([row], [row, row])
 
 
 # ---------------------------------------------------------------------- end_session
