@@ -38,9 +38,11 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import Any
@@ -268,6 +270,7 @@ def archive(folder: str, user: str, sid: str, n: int) -> None:
 
 def reference(folder: str, sessions: list[list[Any]]) -> None:
     """One clean archive of each session, in a fresh folder, then the view of their users."""
+    shutil.rmtree(folder, ignore_errors=True)  # what a hung attempt left (see DEADLINE)
     store = _store(folder)
     for user, sid, n in sessions:
         store.archive(user, sid, transcript(user, sid, int(n)), created_at=CREATED_AT)
@@ -327,7 +330,27 @@ COMMANDS: dict[str, Callable[[list[str]], None]] = {
     "reference": lambda a: reference(a[0], json.loads(" ".join(a[1:]))),
     "converse": lambda a: converse(a[0]),
     "end": lambda a: end(a[0], int(a[1]), a[2]),
+    "hang": lambda a: time.sleep(3600),  # for the test of DEADLINE itself
 }
+
+
+#: Seconds a child may run: every command takes a few seconds. Once, a child hung inside
+#: Chroma's Rust bindings (the main thread waiting on a Chroma call, two tokio workers
+#: spinning at 100 % for 15 minutes): it is killed and reported as ``hung PID``.
+DEADLINE = float(os.environ.get("REARCHIVE_CHILD_DEADLINE", "120"))
+
+
+def _wait(pid: int) -> bool:
+    """Wait for child ``pid``; kill it after :data:`DEADLINE` (``False``: it hung)."""
+    until = time.monotonic() + DEADLINE
+    while time.monotonic() < until:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return True
+        time.sleep(0.01)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return False
 
 
 def serve() -> None:
@@ -343,7 +366,8 @@ def serve() -> None:
                 _say(f"error {exc!r}")
             finally:
                 os._exit(0)
-        os.waitpid(pid, 0)
+        if not _wait(pid):
+            _say(f"hung {pid}")
         _say(f"dead {pid}")
 
 
