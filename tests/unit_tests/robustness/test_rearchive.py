@@ -102,7 +102,7 @@ class _Server:
             lines = self.until_dead()
             hung = any(x.startswith("hung ") for x in lines)
             if not hung or any(x.startswith("view ") for x in lines):
-                break  # (a child seen hanging after its view, in its Chroma close, gave one)
+                break  # a view already reported is whole, whatever hung after it
         views = [json.loads(x[5:]) for x in lines if x.startswith("view ")]
         assert len(views) == 1, lines
         return views[0]
