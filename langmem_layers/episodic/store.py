@@ -58,6 +58,7 @@ from langmem_layers.episodic._engine.chroma import turns_in as _turns
 from langmem_layers.episodic._engine.embed_cache import embed_key, known_vectors
 from langmem_layers.episodic._engine.index import UserIndex
 from langmem_layers.episodic._engine.mirror import Mirror
+from langmem_layers.episodic._engine.rebuild import checked
 from langmem_layers.episodic._engine.split import embed_in_parts
 from langmem_layers.episodic._offline import offline_summary
 from langmem_layers.episodic.types import (
@@ -264,7 +265,21 @@ class EpisodeStore:
                 coll.modify,
                 metadata={**meta, "embeddings_id": self.embeddings_id},
             )
+        # a vector index torn by a crash is rebuilt here, before anything reads it
+        self.client, coll = checked(
+            self.client,
+            coll,
+            self.collection_name,
+            self.embeddings,
+            self._reopen if self.storage is not None else None,
+        )
         return coll
+
+    def _reopen(self) -> tuple[Any, Any]:
+        """The storage folder's client opened again, and the collection (after a reset)."""
+        assert self.storage is not None
+        self.client = self.storage.chroma_client()
+        return self.client, self._open_raw()
 
     def _open_raw(self) -> Any:
         return _chroma_call(
@@ -608,17 +623,26 @@ class EpisodeStore:
         has no Chroma database). Stand-in embeddings carry the collection's own embeddings
         id, so a folder written with any model opens, and refuse to embed a document:
         listing and deleting need no model, and nothing may be searched or archived
-        through this store.
+        through this store. A storage folder whose vector index a crash tore is
+        rebuilt as :class:`EpisodeStore` would, if that needs no model (else a
+        ``StorageError`` asks for it).
         """
-        if isinstance(source, Storage):
-            if not (source.chroma_path / "chroma.sqlite3").is_file():
+        storage = source if isinstance(source, Storage) else None
+        client: Any = source
+        if storage is not None:
+            if not (storage.chroma_path / "chroma.sqlite3").is_file():
                 return None
-            source = source.chroma_client()
-        stored = stored_embeddings_id(source, DEFAULT_COLLECTION)
+            client = storage.chroma_client()
+        stored = stored_embeddings_id(client, DEFAULT_COLLECTION)
+        dimension = (stored_dimension(client, DEFAULT_COLLECTION) or 1) if stored else 1
+        if storage is not None:
+            client.close()  # the store opens the folder itself, so it can rebuild a torn index
         if stored is None:
             return None
-        dimension = stored_dimension(source, DEFAULT_COLLECTION) or 1
-        return cls(source, embeddings=ListingEmbeddings(stored, dimension))
+        stand_in = ListingEmbeddings(stored, dimension)
+        if storage is not None:
+            return cls(storage=storage, embeddings=stand_in)
+        return cls(client, embeddings=stand_in)
 
     @staticmethod
     def turn_message(turn: Mapping[str, Any]) -> BaseMessage:

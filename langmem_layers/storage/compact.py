@@ -221,6 +221,11 @@ def stored_dimension(client: Any, collection_name: str) -> int | None:
         return None
     probe = LangchainEmbeddingFunction(RefusingEmbeddings("unknown"))
     coll = client.get_collection(collection_name, embedding_function=probe)
+    # the dimension Chroma recorded with the collection: read without touching its vector
+    # index, which a crash may have torn (chroma_repair.py); older clients lack the field
+    known = getattr(getattr(coll, "_model", None), "dimension", None)
+    if isinstance(known, int) and known > 0:
+        return known
     vectors = coll.get(limit=1, include=["embeddings"]).get("embeddings")
     if vectors is None or len(vectors) == 0:
         return None

@@ -37,7 +37,7 @@ cannot be modified); and a collection holds one dimension, so a 1-float
 placeholder is rejected ("Collection expecting embedding with dimension of
 <n>, got 1"). Moving these records to a collection of their own would change
 the stored format. So packs carry their first turn's vector and version records
-and tombstones a constant unit vector of the model's dimension (:func:`_unit`),
+and tombstones a constant unit vector of the model's dimension (:func:`unit_vector`),
 one index entry each; the reasons are repeated where they are built.
 """
 
@@ -72,6 +72,7 @@ __all__ = [
     "pack_id",
     "read_version",
     "tombstone_record",
+    "unit_vector",
     "version_id",
     "version_record",
 ]
@@ -139,7 +140,7 @@ def version_record(
         "incarnation": incarnation or uuid.uuid4().hex,
         "horizon": horizon,
     }
-    return version_id(uid), meta, _unit(dim)
+    return version_id(uid), meta, unit_vector(dim)
 
 
 def tombstone_record(
@@ -148,10 +149,10 @@ def tombstone_record(
     """(id, document, metadata, vector) of a tombstone for these episodes."""
     rid = f"x_{version_id(uid)[2:]}_{seq}"
     meta = {"user_id": uid, "kind": "tombstone", "seq": seq}
-    return rid, json.dumps(sorted(set(episode_ids))), meta, _unit(dim)
+    return rid, json.dumps(sorted(set(episode_ids))), meta, unit_vector(dim)
 
 
-def _unit(dim: int) -> list[float]:
+def unit_vector(dim: int) -> list[float]:
     # The vector of version records and tombstones: read by nothing (they are read by id
     # or by where-filter; no query ranks them). It is there because Chroma requires an
     # embedding per record, of the collection's one dimension (a shorter placeholder is
