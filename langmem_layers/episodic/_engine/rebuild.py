@@ -54,7 +54,6 @@ _PROBE = "langmem-open-probe"
 
 #: Episodes whose records are read and written together (bounds the memory used).
 EPISODES_PER_STEP = 32
-_OURS = ("episode", "turn", "pack", "version", "tombstone")
 
 
 @dataclass(slots=True)
@@ -87,46 +86,110 @@ def _pages(collection: Any, where: dict[str, Any] | None, include: list[str]) ->
         offset += PAGE
 
 
-def _rows(collection: Any, where: dict[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
-    out: list[tuple[str, str, dict[str, Any]]] = []
+Row = tuple[str, str | None, dict[str, Any]]
+
+
+def _rows(collection: Any, where: dict[str, Any] | None) -> list[Row]:
+    out: list[Row] = []
     for got in _pages(collection, where, ["metadatas", "documents"]):
         for rid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-            out.append((rid, doc if doc is not None else "", dict(meta or {})))
+            out.append((rid, doc, dict(meta or {})))
     return out
 
 
-def _indexed(collection: Any, rid: str) -> np.ndarray | None:
-    """The record's vector in the index (``None``: the reset left it none)."""
+def _indexed(collection: Any, ids: list[str]) -> dict[str, np.ndarray]:
+    """The vectors the index holds for these records (the reset left some none).
+
+    Chroma fails a whole read when one id has no vector ("Error finding id"), so a
+    failed read is split in halves: a few reads per missing record, one when none is.
+    """
+    if not ids:
+        return {}
     try:
-        got = collection.get(ids=[rid], include=["embeddings"])
-    except Exception:  # Chroma: "Error finding id" for a record the index lacks
-        return None
+        got = collection.get(ids=ids, include=["embeddings"])
+    except Exception:
+        if len(ids) == 1:
+            return {}
+        half = len(ids) // 2
+        return {**_indexed(collection, ids[:half]), **_indexed(collection, ids[half:])}
     vectors = got.get("embeddings")
-    if vectors is None or len(vectors) == 0 or vectors[0] is None:
-        return None
-    return np.asarray(vectors[0], dtype=np.float32)
+    if vectors is None:
+        return {}
+    return {
+        rid: np.asarray(vec, dtype=np.float32)
+        for rid, vec in zip(got["ids"], vectors, strict=True)
+        if vec is not None
+    }
 
 
-def _upsert(
-    collection: Any, rows: Sequence[tuple[str, str, dict[str, Any]]], vecs: list[Any]
-) -> None:
+def _upsert(collection: Any, rows: Sequence[Row], vecs: Sequence[Any]) -> None:
     """Write the rows back unchanged, with these vectors.
 
-    Chroma takes no empty metadata: rows without any are written without it, which
-    keeps them without.
+    Chroma takes no empty metadata and no ``None`` among documents: rows without
+    either are written without it, which keeps them without.
     """
     for bare in (False, True):
-        part = [(r, v) for r, v in zip(rows, vecs, strict=True) if (not r[2]) is bare]
-        for i in range(0, len(part), PAGE):
-            page = part[i : i + PAGE]
-            chroma_call(
-                "writing records back with their vectors",
-                collection.upsert,
-                ids=[r[0] for r, _ in page],
-                documents=[r[1] for r, _ in page],
-                metadatas=None if bare else [r[2] for r, _ in page],
-                embeddings=np.asarray([v for _, v in page], dtype=np.float32),
-            )
+        for blank in (False, True):
+            part = [
+                (r, v)
+                for r, v in zip(rows, vecs, strict=True)
+                if (not r[2]) is bare and (r[1] is None) is blank
+            ]
+            for i in range(0, len(part), PAGE):
+                page = part[i : i + PAGE]
+                chroma_call(
+                    "writing records back with their vectors",
+                    collection.upsert,
+                    ids=[r[0] for r, _ in page],
+                    documents=None if blank else [r[1] for r, _ in page],
+                    metadatas=None if bare else [r[2] for r, _ in page],
+                    embeddings=np.asarray([v for _, v in page], dtype=np.float32),
+                )
+
+
+def _pack_vectors(
+    rows: list[Row], heads: dict[str, dict[str, Any]], dim: int
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """From the packs among ``rows``: turn vectors by id and by ``embed_key``, pack vectors."""
+    by_id: dict[str, np.ndarray] = {}
+    by_key: dict[str, np.ndarray] = {}
+    packs: dict[str, np.ndarray] = {}
+    for rid, _, meta in rows:
+        if meta.get("kind") != "pack" or "turns" not in meta:
+            continue
+        head = heads.get(str(meta.get("episode_id")), {})
+        try:
+            ids, _, metas, vectors, _ = decode_pack(meta, head, dim)
+        except (ValueError, KeyError, TypeError):
+            continue  # a pack that does not decode gives nothing: its turns are embedded
+        if len(ids):
+            packs[rid] = vectors[0]  # a pack's own vector is its first turn's (_engine/sync.py)
+        for tid, tmeta, vec in zip(ids, metas, vectors, strict=True):
+            by_id.setdefault(tid, vec)
+            if tmeta.get("embed_key"):
+                by_key.setdefault(str(tmeta["embed_key"]), vec)
+    return by_id, by_key, packs
+
+
+def _finish(
+    collection: Any,
+    embeddings: Embeddings,
+    rows: list[Row],
+    vecs: list[np.ndarray | None],
+    texts: dict[int, str],
+    out: Revectored,
+) -> None:
+    """Embed ``texts`` (row position -> text) for their rows, then write every row back."""
+    if texts:
+        unique = list(dict.fromkeys(texts.values()))
+        fresh = dict(zip(unique, embeddings.embed_documents(unique), strict=True))
+        for i, text in texts.items():
+            vecs[i] = np.asarray(fresh[text], dtype=np.float32)
+        out.embedded += len(texts)
+    kept = [(r, v) for r, v in zip(rows, vecs, strict=True) if v is not None]
+    out.lost += [r[0] for r, v in zip(rows, vecs, strict=True) if v is None]
+    _upsert(collection, [r for r, _ in kept], [v for _, v in kept])
+    out.records += len(kept)
 
 
 def _episode_step(
@@ -138,63 +201,28 @@ def _episode_step(
 ) -> None:
     rows = _rows(collection, {"episode_id": {"$in": episode_ids}})
     heads = {rid: meta for rid, _, meta in rows if meta.get("kind") == "episode"}
-    by_id: dict[str, np.ndarray] = {}
-    by_key: dict[str, np.ndarray] = {}
-    for _, _, meta in rows:
-        if meta.get("kind") != "pack" or "turns" not in meta:
-            continue
-        head = heads.get(str(meta.get("episode_id")), {})
-        try:
-            ids, _, metas, vectors, _ = decode_pack(meta, head, dim)
-        except (ValueError, KeyError, TypeError):
-            continue  # a pack that does not decode gives nothing: the turns are embedded
-        for tid, tmeta, vec in zip(ids, metas, vectors, strict=True):
-            by_id.setdefault(tid, vec)
-            if tmeta.get("embed_key"):
-                by_key.setdefault(str(tmeta["embed_key"]), vec)
+    by_id, by_key, packs = _pack_vectors(rows, heads, dim)
     vecs: list[np.ndarray | None] = [None] * len(rows)
-    todo: list[int] = []
     for i, (rid, _, meta) in enumerate(rows):
-        kind, key = meta.get("kind"), meta.get("embed_key")
-        if kind == "pack":
-            found = None
-            if "turns" in meta:
-                try:
-                    found = decode_pack(meta, heads.get(str(meta.get("episode_id")), {}), dim)[3][0]
-                except (ValueError, KeyError, TypeError, IndexError):
-                    found = None
-            vecs[i] = found if found is not None else _indexed(collection, rid)
-            if vecs[i] is not None:
-                out.from_packs += 1
-            continue
-        if kind == "turn":
-            found = by_id.get(rid)
-            if found is None and isinstance(key, str):
-                found = by_key.get(key)
-            if found is not None:
-                vecs[i] = found
-                out.from_packs += 1
-                continue
-        found = _indexed(collection, rid)
-        if found is not None:
-            vecs[i] = found
-            out.from_index += 1
-        else:
-            todo.append(i)
-    if todo:
-        texts = _texts(rows, todo)
-        unique = list(dict.fromkeys(texts))
-        fresh = dict(zip(unique, embeddings.embed_documents(unique), strict=True))
-        for i, text in zip(todo, texts, strict=True):
-            vecs[i] = np.asarray(fresh[text], dtype=np.float32)
-        out.embedded += len(todo)
-    kept = [(r, v) for r, v in zip(rows, vecs, strict=True) if v is not None]
-    out.lost += [r[0] for r, v in zip(rows, vecs, strict=True) if v is None]
-    _upsert(collection, [r for r, _ in kept], [v for _, v in kept])
-    out.records += len(kept)
+        key = meta.get("embed_key")
+        if meta.get("kind") == "pack":
+            vecs[i] = packs.get(rid)
+        elif meta.get("kind") == "turn":
+            vecs[i] = by_id.get(rid, by_key.get(key) if isinstance(key, str) else None)
+        if vecs[i] is not None:
+            out.from_packs += 1
+    rest = [i for i, v in enumerate(vecs) if v is None]
+    found = _indexed(collection, [rows[i][0] for i in rest])
+    out.from_index += len(found)
+    todo = [i for i in rest if rows[i][0] not in found]
+    for i in rest:
+        vecs[i] = found.get(rows[i][0])
+    _finish(
+        collection, embeddings, rows, vecs, dict(zip(todo, _texts(rows, todo), strict=True)), out
+    )
 
 
-def _texts(rows: list[tuple[str, str, dict[str, Any]]], todo: list[int]) -> list[str]:
+def _texts(rows: list[Row], todo: list[int]) -> list[str]:
     """The texts embedded for these rows when they were archived (same model, same text)."""
     groups: dict[tuple[str, int], list[int]] = {}
     for i, (_, _, meta) in enumerate(rows):
@@ -209,25 +237,25 @@ def _texts(rows: list[tuple[str, str, dict[str, Any]]], todo: list[int]) -> list
         )
         order = heads + turns
         texts = contextual_texts(
-            [rows[i][1] for i in order],
+            [rows[i][1] or "" for i in order],
             [rows[i][2] for i in order],
             list(range(len(heads), len(order))),
         )
         text_of.update(zip(order, texts, strict=True))
-    return [text_of.get(i, rows[i][1]) for i in todo]
+    return [text_of.get(i, rows[i][1] or "") for i in todo]
 
 
 def revector(collection: Any, embeddings: Embeddings, dim: int) -> Revectored:
     """Write every record of ``collection`` again with its vector (module docstring)."""
     out = Revectored()
-    episodes = [rid for rid, _, meta in _rows(collection, {"kind": "episode"})]
+    episodes = [rid for rid, _, _ in _rows(collection, {"kind": "episode"})]
     for i in range(0, len(episodes), EPISODES_PER_STEP):
         _episode_step(collection, embeddings, dim, episodes[i : i + EPISODES_PER_STEP], out)
     helpers = _rows(collection, {"kind": {"$in": ["version", "tombstone"]}})
     _upsert(collection, helpers, [unit_vector(dim)] * len(helpers))
     out.records += len(helpers)
     out.unit += len(helpers)
-    # records of no episode still held (turns or packs of a deleted episode that a crash
+    # records of no current episode (turns or packs of a deleted episode that a crash
     # left, which readers ignore) and records the store did not write
     seen = set(episodes)
     rest: list[str] = []
@@ -247,32 +275,15 @@ def revector(collection: Any, embeddings: Embeddings, dim: int) -> Revectored:
             ids=rest[i : i + PAGE],
             include=["metadatas", "documents"],
         )
-        rows = [
-            (rid, doc if doc is not None else "", dict(meta or {}))
+        rows: list[Row] = [
+            (rid, doc, dict(meta or {}))
             for rid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
         ]
-        vecs: list[Any] = []
-        keep: list[tuple[str, str, dict[str, Any]]] = []
-        missing: list[int] = []
-        for j, row in enumerate(rows):
-            found = _indexed(collection, row[0])
-            if found is not None:
-                out.from_index += 1
-            elif row[1]:
-                missing.append(j)
-            vecs.append(found)
-        if missing:
-            fresh = embeddings.embed_documents([rows[j][1] for j in missing])
-            for j, v in zip(missing, fresh, strict=True):
-                vecs[j] = np.asarray(v, dtype=np.float32)
-            out.embedded += len(missing)
-        for row, v in zip(rows, vecs, strict=True):
-            if v is None:
-                out.lost.append(row[0])
-            else:
-                keep.append(row)
-        _upsert(collection, keep, [v for v in vecs if v is not None])
-        out.records += len(keep)
+        found = _indexed(collection, [r[0] for r in rows])
+        out.from_index += len(found)
+        vecs: list[np.ndarray | None] = [found.get(r[0]) for r in rows]
+        texts = {j: r[1] for j, r in enumerate(rows) if vecs[j] is None and r[1]}
+        _finish(collection, embeddings, rows, vecs, texts, out)
     return out
 
 
@@ -359,8 +370,7 @@ def checked(
     rebuild_done(folder, collection_name)
     log.warning(
         "rebuilt the vector index of collection %r in %s in %.1f s: %d records (%d vectors "
-        "from packs, %d from the index, %d embedded again, %d unit); %d records without a "
-        "document nor a vector left out %s",
+        "from packs, %d from the index, %d embedded again, %d unit)%s",
         collection_name,
         folder,
         time.perf_counter() - started,
@@ -369,7 +379,8 @@ def checked(
         done.from_index,
         done.embedded,
         done.unit,
-        len(done.lost),
-        done.lost[:5],
+        f"; {len(done.lost)} without a document nor a vector left out ({done.lost[:5]})"
+        if done.lost
+        else "",
     )
     return client, coll

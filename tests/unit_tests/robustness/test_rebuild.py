@@ -253,3 +253,16 @@ def test_records_of_another_writer_get_their_vector_back(written: Path) -> None:
     _shut(_store(written))
     after = _everything(written)
     np.testing.assert_allclose(after["foreign-1"][2], before["foreign-1"][2], atol=1e-6)
+
+
+def test_a_healthy_folder_is_opened_as_it_is(
+    written: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    segment_files = {p.name: p.read_bytes() for p in _segment(written).iterdir()}
+    with caplog.at_level(logging.WARNING, logger="langmem_layers.episodic"):
+        store = _store(written)
+        assert len(store.list_episodes(USER)) == SESSIONS
+        _shut(store)
+    assert not [r for r in caplog.records if "vector index" in r.getMessage()]
+    assert {p.name: p.read_bytes() for p in _segment(written).iterdir()} == segment_files
+    assert not rebuild_pending(written / "chroma", "langmem_episodic")
