@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,7 @@ from langchain_core.embeddings import Embeddings
 from langmem_layers.episodic._context import contextual_texts
 from langmem_layers.episodic._engine.chroma import chroma_call
 from langmem_layers.episodic._engine.index import generation
-from langmem_layers.episodic._engine.sync import PAGE, decode_pack, unit_vector
+from langmem_layers.episodic._engine.sync import PAGE, decode_pack, fetch, unit_vector
 from langmem_layers.errors import ConfigurationError, StorageError
 from langmem_layers.storage.chroma_repair import (
     damaged,
@@ -69,29 +69,12 @@ class Revectored:
     lost: list[str] = field(default_factory=list)
 
 
-def _pages(collection: Any, where: dict[str, Any] | None, include: list[str]) -> Iterator[Any]:
-    offset = 0
-    while True:
-        got = chroma_call(
-            "reading records for the rebuild",
-            collection.get,
-            where=where,
-            include=include,
-            limit=PAGE,
-            offset=offset,
-        )
-        yield got
-        if len(got["ids"]) < PAGE:
-            return
-        offset += PAGE
-
-
 Row = tuple[str, str | None, dict[str, Any]]
 
 
 def _rows(collection: Any, where: dict[str, Any] | None) -> list[Row]:
     out: list[Row] = []
-    for got in _pages(collection, where, ["metadatas", "documents"]):
+    for got in fetch(collection, where, ["metadatas", "documents"]):
         for rid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
             out.append((rid, doc, dict(meta or {})))
     return out
@@ -259,7 +242,7 @@ def revector(collection: Any, embeddings: Embeddings, dim: int) -> Revectored:
     # left, which readers ignore) and records the store did not write
     seen = set(episodes)
     rest: list[str] = []
-    for got in _pages(collection, None, ["metadatas"]):
+    for got in fetch(collection, None, ["metadatas"]):
         for rid, meta in zip(got["ids"], got["metadatas"], strict=True):
             meta = meta or {}
             kind = meta.get("kind")

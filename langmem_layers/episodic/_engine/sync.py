@@ -311,9 +311,9 @@ def merge_turn_access(meta: dict[str, Any], updates: dict[int, tuple[int, float]
 
 
 def fetch(
-    collection: Any, where: dict[str, Any], include: list[str], page: int = PAGE
+    collection: Any, where: dict[str, Any] | None, include: list[str], page: int = PAGE
 ) -> Iterator[dict[str, Any]]:
-    """Pages of ``collection.get(where=...)``, one at a time (never all of them at once)."""
+    """Pages of ``collection.get(where=...)`` (``None``: every record), one at a time."""
     offset = 0
     while True:
         got = chroma_call(
