@@ -313,6 +313,13 @@ def format_datetime(ts: float) -> str:
     return f"{clock} on {dt.day} {dt.strftime('%B')}, {dt.year}"
 
 
+def _same_mask(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two optional boolean masks are both absent or equal."""
+    if a is None or b is None:
+        return a is None and b is None
+    return bool(np.array_equal(a, b))
+
+
 class BM25Index:
     """A BM25 (Okapi) index over positions ``0..n-1``, appended to and removed from.
 
@@ -350,6 +357,12 @@ class BM25Index:
         self._norm: np.ndarray | None = None
         self._removed: set[int] = set()
         self._live: np.ndarray | None = None  # per position, not removed (cached)
+        self._length_array: np.ndarray | None = None  # _lengths as floats (cached)
+        #: group_scores' length normalisation, for the groups and candidates it was made for
+        self._group_norm: (
+            tuple[np.ndarray, np.ndarray | None, tuple[float, int], np.ndarray, int] | None
+        )
+        self._group_norm = None
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -371,7 +384,7 @@ class BM25Index:
             if 0 <= p < len(self._lengths) and p not in self._removed:
                 self._removed.add(p)
                 self._total -= self._lengths[p]
-                self._norm = self._live = None
+                self._norm = self._live = self._group_norm = None
 
     def add(self, docs: Iterable[Sequence[str]]) -> None:
         """Append token lists; their positions follow the existing ones."""
@@ -388,7 +401,7 @@ class BM25Index:
                     del arrays[tok]
             lengths.append(len(tokens))
             self._total += len(tokens)
-        self._norm = self._live = None
+        self._norm = self._live = self._group_norm = None
 
     def scores(self, query: Sequence[str]) -> np.ndarray:
         """BM25 score of every position for a tokenised query (float32 array)."""
@@ -402,19 +415,11 @@ class BM25Index:
             avg = self._total / n or 1.0
             lengths = np.asarray(self._lengths, dtype=np.float32)
             norm = self._norm = self.k1 * (1.0 - self.b + self.b * lengths / avg)
-        live = self._live
-        if live is None and self._removed:
-            live = np.ones(size, dtype=bool)
-            live[list(self._removed)] = False
-            self._live = live
+        live = self._live_positions()
         for tok in set(query):
-            plist = self._postings.get(tok)
-            if plist is None:
-                continue
-            arr = self._arrays.get(tok)
+            arr = self._term(tok)
             if arr is None:
-                arr = (np.asarray(plist[0], dtype=np.int64), np.asarray(plist[1], np.float32))
-                self._arrays[tok] = arr
+                continue
             pos, tf = arr
             df = len(pos) if live is None else int(np.count_nonzero(live[pos]))
             if df == 0:
@@ -423,3 +428,103 @@ class BM25Index:
             weight = query.count(tok) if len(query) < 64 else 1
             out[pos] += weight * idf * tf * (self.k1 + 1.0) / (tf + norm[pos])
         return out
+
+    def _live_positions(self) -> np.ndarray | None:
+        """Per position, not removed (``None``: none is), cached until the next change."""
+        if self._live is None and self._removed:
+            live = np.ones(len(self._lengths), dtype=bool)
+            live[list(self._removed)] = False
+            self._live = live
+        return self._live
+
+    def _term(self, tok: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A term's postings as arrays (positions, term frequencies), cached."""
+        plist = self._postings.get(tok)
+        if plist is None:
+            return None
+        arr = self._arrays.get(tok)
+        if arr is None:
+            arr = (np.asarray(plist[0], dtype=np.int64), np.asarray(plist[1], np.float32))
+            self._arrays[tok] = arr
+        return arr
+
+    def group_scores(
+        self,
+        query: Sequence[str],
+        group: np.ndarray,
+        n_groups: int,
+        mask: np.ndarray | None = None,
+        *,
+        b: float = 0.75,
+    ) -> np.ndarray:
+        """BM25 of a tokenised query against groups of positions, each read as one document.
+
+        ``group`` gives every position's group (``0..n_groups-1``); only live positions
+        inside ``mask`` count. A group's term frequency and length are the sums over its
+        positions, and document frequencies count groups, so a group scores high when
+        its positions together hold the query's rare terms, whichever of them holds
+        which. ``b`` is BM25's usual 0.75: groups (sessions) vary in length more than
+        turns do.
+
+        Example:
+            >>> import numpy as np
+            >>> from langmem_layers.episodic._engine.bm25 import BM25Index
+            >>> idx = BM25Index()
+            >>> idx.add([["cat", "sleep"], ["dog", "bark"], ["cat", "purr"], ["dog", "run"]])
+            >>> s = idx.group_scores(["cat", "purr"], np.array([0, 1, 0, 1]), 2)
+            >>> bool(s[0] > s[1] == 0)
+            True
+
+        """
+        out = np.zeros(max(n_groups, 1), dtype=np.float32)
+        size = len(self._lengths)
+        if size == 0 or not query:
+            return out[:n_groups]
+        if self._length_array is None or len(self._length_array) != size:
+            self._length_array = np.asarray(self._lengths, dtype=np.float32)
+        lengths = self._length_array
+        live = self._live_positions()
+        if mask is not None:
+            live = mask[:size] if live is None else live & mask[:size]
+        cached = self._group_norm
+        if (
+            cached is not None
+            and cached[2] == (b, len(out))
+            and np.array_equal(cached[0], group[:size])
+            and _same_mask(cached[1], live)
+        ):
+            norm, n = cached[3], cached[4]
+        else:  # the same groups and candidates query after query: computed once
+            groups = group[:size] if live is None else group[:size][live]
+            glen = np.bincount(
+                groups, weights=lengths if live is None else lengths[live], minlength=len(out)
+            )
+            present = np.bincount(groups, minlength=len(out)) > 0
+            n = int(np.count_nonzero(present))
+            avg = float(glen[present].mean()) if n else 1.0
+            norm = self.k1 * (1.0 - b + b * glen / (avg or 1.0))
+            self._group_norm = (
+                group[:size].copy(),
+                None if live is None else live.copy(),
+                (b, len(out)),
+                norm,
+                n,
+            )
+        if n == 0:
+            return out[:n_groups]
+        for tok in set(query):
+            arr = self._term(tok)
+            if arr is None:
+                continue
+            pos, tf = arr
+            if live is not None:
+                keep = live[pos]
+                pos, tf = pos[keep], tf[keep]
+            if not len(pos):
+                continue
+            gtf = np.bincount(group[pos], weights=tf, minlength=len(out))
+            df = int(np.count_nonzero(gtf))
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            weight = query.count(tok) if len(query) < 64 else 1
+            out += (weight * idf * gtf * (self.k1 + 1.0) / (gtf + norm)).astype(np.float32)
+        return out[:n_groups]

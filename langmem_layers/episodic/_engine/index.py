@@ -450,19 +450,71 @@ def _minmax(x: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     return (x - lo) / (hi - lo)
 
 
+def _scaled(values: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """``values`` min-max scaled over the ``seen`` entries; 0 elsewhere and when all tie."""
+    if not seen.any():
+        return np.zeros(len(values), dtype=np.float32)
+    lo, hi = float(values[seen].min()), float(values[seen].max())
+    if hi - lo < 1e-9:
+        return np.zeros(len(values), dtype=np.float32)
+    return np.where(seen, (values - lo) / (hi - lo), 0.0).astype(np.float32)
+
+
+def session_about(
+    lexical: np.ndarray,
+    dense: np.ndarray,
+    episode: np.ndarray,
+    n_episodes: int,
+    mask: np.ndarray | None,
+    weights: tuple[float, float],
+) -> np.ndarray:
+    """Per episode, how much the session as a whole is about the query.
+
+    ``lexical`` is BM25 of the query against each session read as one document
+    (:meth:`~langmem_layers.episodic._engine.bm25.BM25Index.group_scores`), scaled by
+    its best; the dense part is the best cosine among the session's candidate
+    records, min-max scaled; ``weights`` are the retriever's (lexical, dense).
+
+    Example:
+        >>> import numpy as np
+        >>> about = session_about(np.array([2.0, 0.0]), np.array([0.8, 0.9, 0.7]),
+        ...                       np.array([0, 1, 1]), 2, None, (0.5, 0.5))
+        >>> [round(float(v), 2) for v in about]
+        [0.5, 0.5]
+
+    """
+    vals = dense if mask is None else np.where(mask, dense, -np.inf)
+    best = np.full(max(n_episodes, 1), -np.inf, dtype=np.float32)
+    np.maximum.at(best, episode, vals.astype(np.float32, copy=False))
+    seen = np.isfinite(best)
+    top = float(lexical.max()) if lexical.size else 0.0
+    lex = lexical / top if top > 0 else np.zeros_like(lexical)
+    out = weights[0] * lex[: len(best)] + weights[1] * _scaled(best, seen)
+    return np.where(seen, out, 0.0).astype(np.float32)
+
+
 def session_context(
-    relevance: np.ndarray, episode: np.ndarray, n_episodes: int, mask: np.ndarray | None = None
+    relevance: np.ndarray,
+    episode: np.ndarray,
+    n_episodes: int,
+    mask: np.ndarray | None = None,
+    about: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per record, the best relevance in its episode, min-max scaled over episodes.
 
     Only records inside ``mask`` (when given) count; episodes without such a
-    record score 0, and so does every record when all episodes tie.
+    record score 0, and so does every record when all episodes tie. With
+    ``about`` (:func:`session_about`: the session read as one document), the
+    context is the mean of the two, each min-max scaled over the episodes: the best
+    record says a session holds a close match, ``about`` that its records together
+    speak of what the query asks (the document score of passage retrieval).
 
     Args:
         relevance: relevance of every record (1-d).
         episode: episode number ``0..n_episodes-1`` of every record.
         n_episodes: number of episodes.
         mask: the candidate records, or ``None`` for all.
+        about: per episode, how much the whole session is about the query, or ``None``.
 
     Returns:
         A float32 array like ``relevance`` with values in ``[0, 1]``.
@@ -479,13 +531,9 @@ def session_context(
     best = np.full(max(n_episodes, 1), -np.inf, dtype=np.float32)
     np.maximum.at(best, episode, vals.astype(np.float32, copy=False))
     seen = np.isfinite(best)
-    out = np.zeros(len(relevance), dtype=np.float32)
-    if not seen.any():
-        return out
-    lo, hi = float(best[seen].min()), float(best[seen].max())
-    if hi - lo < 1e-9:
-        return out
-    scaled = np.where(seen, (best - lo) / (hi - lo), 0.0).astype(np.float32)
+    scaled = _scaled(best, seen)
+    if about is not None:
+        scaled = 0.5 * scaled + 0.5 * _scaled(about[: len(best)].astype(np.float32), seen)
     return cast(np.ndarray, scaled[episode])
 
 

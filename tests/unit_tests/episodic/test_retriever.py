@@ -415,3 +415,84 @@ def test_explicit_empty_user_id_per_call_is_an_error_not_a_fallback(fake_embeddi
         retriever.invoke("bees", user_id="")
     with pytest.raises(MissingUserIdError):
         retriever.invoke("bees", user_id=None)
+
+
+def test_group_scores_read_each_group_as_one_document() -> None:
+    import numpy as np
+
+    from langmem_layers.episodic._engine.bm25 import BM25Index
+
+    docs = [["kyoto", "lovely"], ["ryokan", "stay"], ["tea", "hour"], ["printer", "jam"]]
+    docs += [["kyoto", "kyoto", "ryokan"], ["lunch", "late"], ["gone"]]
+    group = np.array([0, 0, 0, 1, 1, 1, 2])
+    idx = BM25Index()
+    idx.add(docs)
+    idx.remove([6])  # a removed record leaves its group's statistics
+    whole = BM25Index(b=0.75)
+    whole.add([docs[0] + docs[1] + docs[2], docs[3] + docs[4] + docs[5]])
+    query = ["kyoto", "ryokan", "tea"]
+    got = idx.group_scores(query, group, 3)
+    np.testing.assert_allclose(got[:2], whole.scores(query), rtol=1e-5)
+    assert got[2] == 0.0
+    assert got[0] > got[1]  # all three terms, one each, beat two terms in one record
+    only_first = idx.group_scores(query, group, 3, np.array([True] * 3 + [False] * 4))
+    assert only_first[1] == 0.0 and only_first[0] > 0
+
+
+def test_session_context_mixes_the_best_record_and_the_whole_session() -> None:
+    import numpy as np
+
+    from langmem_layers.episodic._engine.index import session_about, session_context
+
+    rel = np.array([0.9, 0.1, 0.5, 0.5, 0.2], dtype=np.float32)
+    episode = np.array([0, 0, 1, 1, 2])
+    about = session_about(
+        np.array([0.5, 2.0, 0.0]), np.array([0.7, 0.1, 0.6, 0.6, 0.1]), episode, 3, None, (0.5, 0.5)
+    )
+    assert np.argmax(about) == 1  # the session whose records together match most
+    mixed = session_context(rel, episode, 3, None, about)
+    best_only = session_context(rel, episode, 3)
+    assert best_only.tolist()[::2] == pytest.approx([1.0, 3 / 7, 0.0])
+    assert mixed[2] > best_only[2] and mixed[0] < best_only[0]
+    assert np.all((mixed >= 0) & (mixed <= 1))
+    assert not session_context(np.ones(5, dtype=np.float32), episode, 3, None, np.ones(3)).any()
+
+
+def test_group_scores_cache_follows_changes_of_groups_masks_and_records() -> None:
+    import numpy as np
+
+    from langmem_layers.episodic._engine.bm25 import BM25Index
+
+    docs = [["kyoto", "trip"], ["ryokan"], ["tea", "kyoto"], ["printer"], ["kyoto", "tea"]]
+    group = np.array([0, 0, 1, 1, 2])
+    query = ["kyoto", "tea"]
+
+    def fresh(removed: list[int]) -> BM25Index:
+        idx = BM25Index()
+        idx.add(docs)
+        idx.remove(removed)
+        return idx
+
+    idx = fresh([])
+    first = idx.group_scores(query, group, 3)
+    masked = np.array([True, True, False, True, True])
+    np.testing.assert_array_equal(
+        idx.group_scores(query, group, 3, masked), fresh([]).group_scores(query, group, 3, masked)
+    )
+    np.testing.assert_array_equal(idx.group_scores(query, group, 3), first)  # back to no mask
+    regrouped = np.array([0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(
+        idx.group_scores(query, regrouped, 3), fresh([]).group_scores(query, regrouped, 3)
+    )
+    idx.remove([2])
+    np.testing.assert_array_equal(
+        idx.group_scores(query, group, 3), fresh([2]).group_scores(query, group, 3)
+    )
+    idx.add([["tea", "tea"]])
+    grown = np.append(group, 0)
+    bigger = BM25Index()
+    bigger.add([*docs, ["tea", "tea"]])
+    bigger.remove([2])
+    np.testing.assert_array_equal(
+        idx.group_scores(query, grown, 3), bigger.group_scores(query, grown, 3)
+    )
