@@ -310,9 +310,10 @@ def checked(
             raise StorageError(
                 f"Chroma's vector index of collection {collection_name!r} in {folder} is "
                 f"torn ({err}): a process was killed while Chroma saved it. The records are "
-                "intact and the package rebuilds the index, but only on a client it opens: "
-                "close this client and open the store with EpisodeStore(storage=...) on the "
-                "storage folder, or repair it with a client of your own closed first."
+                "intact, and the package rebuilds the index when it opens the folder itself "
+                "(it never closes a client it was given): close every client of this folder "
+                "and open the store once with EpisodeStore(storage=...) on its storage folder "
+                "(the folder that holds chroma/)."
             ) from err
         log.warning(
             "Chroma's vector index of collection %r in %s is torn (%s): a process was "
