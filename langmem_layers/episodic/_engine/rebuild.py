@@ -181,7 +181,8 @@ def _episode_step(
     dim: int,
     episode_ids: list[str],
     out: Revectored,
-) -> None:
+) -> list[str]:
+    """Write back every record of these episodes (any generation); their ids."""
     rows = _rows(collection, {"episode_id": {"$in": episode_ids}})
     heads = {rid: meta for rid, _, meta in rows if meta.get("kind") == "episode"}
     by_id, by_key, packs = _pack_vectors(rows, heads, dim)
@@ -203,6 +204,7 @@ def _episode_step(
     _finish(
         collection, embeddings, rows, vecs, dict(zip(todo, _texts(rows, todo), strict=True)), out
     )
+    return [r[0] for r in rows]
 
 
 def _texts(rows: list[Row], todo: list[int]) -> list[str]:
@@ -231,26 +233,19 @@ def _texts(rows: list[Row], todo: list[int]) -> list[str]:
 def revector(collection: Any, embeddings: Embeddings, dim: int) -> Revectored:
     """Write every record of ``collection`` again with its vector (module docstring)."""
     out = Revectored()
-    episodes = [rid for rid, _, _ in _rows(collection, {"kind": "episode"})]
+    episodes = [rid for got in fetch(collection, {"kind": "episode"}, []) for rid in got["ids"]]
+    handled: set[str] = set()
     for i in range(0, len(episodes), EPISODES_PER_STEP):
-        _episode_step(collection, embeddings, dim, episodes[i : i + EPISODES_PER_STEP], out)
+        step = episodes[i : i + EPISODES_PER_STEP]
+        handled.update(_episode_step(collection, embeddings, dim, step, out))
     helpers = _rows(collection, {"kind": {"$in": ["version", "tombstone"]}})
     _upsert(collection, helpers, [unit_vector(dim)] * len(helpers))
     out.records += len(helpers)
     out.unit += len(helpers)
-    # records of no current episode (turns or packs of a deleted episode that a crash
-    # left, which readers ignore) and records the store did not write
-    seen = set(episodes)
-    rest: list[str] = []
-    for got in fetch(collection, None, ["metadatas"]):
-        for rid, meta in zip(got["ids"], got["metadatas"], strict=True):
-            meta = meta or {}
-            kind = meta.get("kind")
-            if kind in ("version", "tombstone"):
-                continue
-            if kind in ("episode", "turn", "pack") and str(meta.get("episode_id")) in seen:
-                continue
-            rest.append(rid)
+    handled.update(r[0] for r in helpers)
+    # what is left: records of no current episode (turns or packs of a deleted episode
+    # that a crash left, which readers ignore) and records the store did not write
+    rest = [rid for got in fetch(collection, None, []) for rid in got["ids"] if rid not in handled]
     for i in range(0, len(rest), PAGE):
         got = chroma_call(
             "reading records for the rebuild",
