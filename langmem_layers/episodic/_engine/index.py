@@ -450,6 +450,16 @@ def _minmax(x: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     return (x - lo) / (hi - lo)
 
 
+def _best_per_episode(
+    values: np.ndarray, episode: np.ndarray, n_episodes: int, mask: np.ndarray | None
+) -> np.ndarray:
+    """Per episode, the best of ``values`` among its records inside ``mask`` (else -inf)."""
+    vals = values if mask is None else np.where(mask, values, -np.inf)
+    best = np.full(max(n_episodes, 1), -np.inf, dtype=np.float32)
+    np.maximum.at(best, episode, vals.astype(np.float32, copy=False))
+    return best
+
+
 def _scaled(values: np.ndarray, seen: np.ndarray) -> np.ndarray:
     """``values`` min-max scaled over the ``seen`` entries; 0 elsewhere and when all tie."""
     if not seen.any():
@@ -483,13 +493,14 @@ def session_about(
         [0.5, 0.5]
 
     """
-    vals = dense if mask is None else np.where(mask, dense, -np.inf)
-    best = np.full(max(n_episodes, 1), -np.inf, dtype=np.float32)
-    np.maximum.at(best, episode, vals.astype(np.float32, copy=False))
+    best = _best_per_episode(dense, episode, n_episodes, mask)
     seen = np.isfinite(best)
-    top = float(lexical.max()) if lexical.size else 0.0
-    lex = lexical / top if top > 0 else np.zeros_like(lexical)
-    out = weights[0] * lex[: len(best)] + weights[1] * _scaled(best, seen)
+    lex = np.zeros(len(best), dtype=np.float32)
+    lex[: len(lexical)] = lexical[: len(best)]
+    top = float(lex.max())
+    if top > 0:
+        lex /= top
+    out = weights[0] * lex + weights[1] * _scaled(best, seen)
     return np.where(seen, out, 0.0).astype(np.float32)
 
 
@@ -527,9 +538,7 @@ def session_context(
         [1.0, 1.0, 0.44, 0.44, 0.0]
 
     """
-    vals = relevance if mask is None else np.where(mask, relevance, -np.inf)
-    best = np.full(max(n_episodes, 1), -np.inf, dtype=np.float32)
-    np.maximum.at(best, episode, vals.astype(np.float32, copy=False))
+    best = _best_per_episode(relevance, episode, n_episodes, mask)
     seen = np.isfinite(best)
     scaled = _scaled(best, seen)
     if about is not None:
