@@ -20,7 +20,7 @@ Scoring, per stored record of the user:
    0.865 -> 0.724/0.814/0.864 (R@10 open-domain 0.415 -> 0.438, temporal 0.942 ->
    0.958, multi-hop 0.480 -> 0.484, single-fact 0.912 equal), our set 0.904/0.930/
    0.955 -> 0.904/0.931/0.958 (multi-hop 0.905 -> 0.929, no category lower); in a
-   cached-vector replay the same within 0.001 for BM25's ``b`` from 0.5 to 1.0;
+   cached-vector replay the same within 0.002 for BM25's ``b`` from 0.5 to 1.0;
 4. neighbour context: a turn also gets ``neighbor_weight * max(relevance of the
    previous and next turn of the same episode)`` (an answer often only makes
    sense with its question);
