@@ -305,7 +305,12 @@ def _interval_span(v: dict[str, Any]) -> tuple[date, date] | None:
 def _span_of(result: dict[str, Any]) -> tuple[date, date] | None:
     v = result.get("value") or {}
     kind = v.get("type")
-    return _value_span(v) if kind == "value" else _interval_span(v) if kind == "interval" else None
+    try:
+        if kind == "value":
+            return _value_span(v)
+        return _interval_span(v) if kind == "interval" else None
+    except ValueError:  # a year Python's dates cannot hold ("-0003-01-01" from "-3 years")
+        return None
 
 
 def _keep(body: str, before: str, after: str, result: dict[str, Any]) -> bool:

@@ -90,7 +90,9 @@ _TOOL_WORDS_EN_TEXT = """
     service connection reset peer status code
     """
 _TOOL_WORDS_EN = frozenset(_TOOL_WORDS_EN_TEXT.split())
-_NOT_CONTENT = _CHATTER_EN | _TOOL_WORDS_EN
+# what redaction left in place of a secret is no subject of the session
+_MARKER_WORDS = frozenset({"redacted"})
+_NOT_CONTENT = _CHATTER_EN | _TOOL_WORDS_EN | _MARKER_WORDS
 # Assistant narration of tool calls and their failures ("Calling the weather tool...").
 _TOOL_NOISE = re.compile(
     r"\b(errors?|failed|failure|timed out|timeout|rate[- ]limit\w*|retry\w*|try again|"
@@ -359,7 +361,7 @@ def _tags(cands: Sequence[_Sentence], tools: set[str]) -> list[str]:
     A Chinese two-character word counts by how likely it is a word (see
     :func:`_cjk_words`), plus 1 for each further sentence it occurs in.
     """
-    banned = _WEAK_EN | _TOOL_WORDS_EN | STOP_WORDS_EN
+    banned = _WEAK_EN | _TOOL_WORDS_EN | STOP_WORDS_EN | _MARKER_WORDS
     for name in tools:
         banned |= set(re.split(r"[^a-z0-9]+", name.lower()))
     weight: dict[str, float] = {}

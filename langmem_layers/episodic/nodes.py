@@ -32,6 +32,7 @@ from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import Identity, RunScope, current_runtime, resolve_identity
 from langmem_layers.safety.fences import fence, one_line
+from langmem_layers.safety.redaction import redact_messages
 from langmem_layers.semantic.hints import named_fields, profile_hints
 from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.working.node import latest_user_text
@@ -317,7 +318,8 @@ def _archive_session(
     policy: WritePolicy | None,
     created_at: float | None,
 ) -> Core[ArchiveDecision]:
-    messages = check_messages(messages)
+    # nothing is derived from a secret: the judge and the summary read the redacted copies
+    _, messages = redact_messages(check_messages(messages), store.redaction)
     # a new policy loads its token encoding (from disk, the first time): not on the loop
     pol = policy or (yield blocking(WritePolicy))
     decision: ArchiveDecision = yield twin(pol.decide, pol.adecide, messages, reason=reason)

@@ -80,8 +80,7 @@ from langmem_layers.safety.caps import CapStats, OutputCaps, cap_summary
 from langmem_layers.safety.redaction import (
     REDACTED,
     RedactionConfig,
-    find_secrets,
-    redact_text,
+    redact_messages,
     scrub,
 )
 from langmem_layers.storage.compact import ListingEmbeddings, stored_dimension, stored_embeddings_id
@@ -380,7 +379,7 @@ class EpisodeStore:
         uid = _require_user(user_id)
         session_id = check_thread_id(session_id, "session_id")
         messages = _require_content(uid, session_id, check_messages(messages), summary)
-        secrets, messages = self._clean(messages)
+        secrets, messages = redact_messages(messages, self.redaction)
         summ = cap_summary(  # caps around redaction: see cap_summary
             summary or offline_summary(messages),
             self.caps,
@@ -499,19 +498,6 @@ class EpisodeStore:
             fresh = yield embed_in_parts(self.embeddings, self.background, list(todo.values()))
             known.update(zip(todo, fresh, strict=True))
         return [known[k] for k in keys]
-
-    def _clean(self, messages: Sequence[BaseMessage]) -> tuple[list[str], list[BaseMessage]]:
-        """The secrets found in ``messages``, and copies of them with the secrets redacted."""
-        secrets: list[str] = []
-        cleaned: list[BaseMessage] = []
-        for msg in messages:
-            text = message_text(msg)
-            found = find_secrets(text, self.redaction)
-            secrets += found
-            if found:
-                msg = msg.model_copy(update={"content": redact_text(text, self.redaction)})
-            cleaned.append(msg)
-        return secrets, cleaned
 
     def _redacted(self, summary: EpisodeSummary, secrets: list[str]) -> EpisodeSummary:
         """``summary`` with secrets (and the transcript's ``secrets``) removed from its texts."""

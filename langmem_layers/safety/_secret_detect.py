@@ -93,7 +93,7 @@ _WORD_START = re.compile(
 )
 
 
-def _wordlike(chunk: str) -> bool:
+def wordlike(chunk: str) -> bool:
     """Whether a run of letters reads as a word (``Bucket``, ``limiter``), not as noise."""
     n = len(chunk)
     if n < 3 or not chunk.isalpha():
@@ -120,7 +120,7 @@ def _meaningful(piece: str) -> bool:
     chunks = _CHUNK.findall(piece)
     if not chunks or (len(piece) >= 7 and _HEX.fullmatch(piece)):
         return True  # nothing, or a hex id (a commit, a digest) inside a path
-    short = [c for c in chunks if c.isalpha() and not _wordlike(c)]
+    short = [c for c in chunks if c.isalpha() and not wordlike(c)]
     return len(short) <= 1 and sum(map(len, short)) <= 3
 
 
@@ -136,7 +136,7 @@ def _mixed_random(core: str) -> bool:
     chunks = _CHUNK.findall(core)
     if len(core) / len(chunks) > (3.2 if has_upper else 4.5):
         return False  # long runs of one kind: identifiers, words with a number
-    words = sum(len(c) for c in chunks if _wordlike(c))
+    words = sum(len(c) for c in chunks if wordlike(c))
     return words / len(core) <= 0.45
 
 
@@ -253,7 +253,7 @@ def keylike(value: str, *, strong: bool = False) -> bool:
 def _wordy_with_number(piece: str) -> bool:
     """``python3``, ``Windows11``, ``bluenote10``: a word and a number, not a generated key."""
     chunks = _CHUNK.findall(piece)
-    words = sum(len(c) for c in chunks if _wordlike(c))
+    words = sum(len(c) for c in chunks if wordlike(c))
     return len(chunks) <= 2 and words >= 0.6 * len(piece)
 
 

@@ -527,6 +527,96 @@ def _assignment(
     return replace
 
 
+# ---------------------------------------------------------------- NAME value
+#: A variable's name, then ``=`` or spaces and its value: ``PGPASSWORD s3cret!``,
+#: ``DB_TOKEN=x;y``, or the same lower-cased (``pgpassword s3cret``: what a keyword list or
+#: a topic makes of it). The value runs to the next space, as in a shell or a .env file.
+_ENV_NAME = re.compile(r"(?<![^\s\"'`(\[{,;])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*(?![\w.-])")
+_ENV_VALUE = re.compile(
+    r"(?P<sep>[ \t]*=[ \t]*|[ \t]+)"
+    r"(?:\"(?P<dq>[^\"\n]{1,300})\"|'(?P<sq>[^'\n]{1,300})'"
+    r"|(?P<b>(?:(?!\[REDACTED\])[^\s\"'`]){1,512}))"
+)
+_ENV_INFIXES = ("password", "passwd", "secret", "token", "apikey", "privatekey", "accesskey")
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*")
+_BARE_VALUE = re.compile(r"(?=.*[A-Za-z0-9])[^-].{3,}")
+_SENTENCE_GOES_ON = re.compile(r"[ \t]+[A-Za-z]")
+#: Words that follow a variable's name in a sentence about it ("the DB_TOKEN variable").
+_ABOUT_TEXT = """
+    variable variables var vars env environment value values setting settings field fields
+    parameter param flag option entry entries header secret secrets key keys token tokens
+    file line config before after first again too instead now here there correctly properly
+"""
+_ABOUT_WORDS = frozenset(_ABOUT_TEXT.split())
+
+
+def _env_name(name: str, is_secret_name: NameCheck) -> bool:
+    """Whether ``name`` reads as a variable that holds a secret, not as a word of a sentence.
+
+    ``DB_PASSWORD``, ``PGPASSWORD``, ``api_token``, ``pgpassword``: a secret name written
+    as an identifier (an underscore, a digit, all capitals), or one word that ends with a
+    secret word after a prefix (``pgpassword``, ``authtoken``). ``password``, ``Token`` and
+    ``secretary`` are words: the sentence rules read them.
+    """
+    low = name.lower()
+    shaped = "_" in name or any(c.isdigit() for c in name) or (name.isupper() and len(name) >= 4)
+    compound = any(low.endswith(w) and len(low) > len(w) for w in _ENV_INFIXES)
+    return (shaped or compound) and is_secret_name(name)
+
+
+def _word_of_sentence(
+    name: str, value: str, text: str, end: int, wordlike: Callable[[str], bool]
+) -> bool:
+    """A bare plain word after ``NAME `` that reads as prose, not as the value.
+
+    ``set DB_PASSWORD before deploying``, ``the API_TOKEN variable`` and ``how
+    token_urlsafe works`` are about the name; ``SMTP_PASS bluefish`` (an upper-case
+    variable, the pair alone or ended by punctuation) and ``DB_PASSWORD qwhvmzkrlpotsnbd
+    now`` (letters that read as no word) hold a value.
+    """
+    if not _PLAIN_WORD.fullmatch(value):
+        return False
+    if value.lower() in _ABOUT_WORDS:
+        return True
+    if not name.isupper() and wordlike(value):
+        return True  # "how token_urlsafe works": a function of the code under discussion
+    return _SENTENCE_GOES_ON.match(text, end) is not None and wordlike(value)
+
+
+def env_pair_spans(
+    is_secret_name: NameCheck, wordlike: Callable[[str], bool]
+) -> Callable[[str, str], Iterator[Span]]:
+    """Spans of ``NAME=value`` and ``NAME value`` pairs (replaced whole) naming a secret.
+
+    For variable-shaped names only (:func:`_env_name`); the value runs to the next space
+    (a full stop or comma after it stays). With a space for separator, a plain word the
+    sentence goes on from is no value (:func:`_word_of_sentence`).
+    """
+
+    def find(text: str, low: str) -> Iterator[Span]:
+        for name in _ENV_NAME.finditer(text):
+            after = _ENV_VALUE.match(text, name.end())
+            if after is None or not _env_name(name.group(0), is_secret_name):
+                continue
+            bare = after.group("b")
+            value = after.group("dq") or after.group("sq") or bare.rstrip(".,;:)")
+            end = after.end() if bare is None else after.start("b") + len(value)
+            if not value or _unset(value) or value.lower() in STOP_VALUES:
+                continue
+            if bare is not None and not _BARE_VALUE.match(value):
+                continue  # "htpasswd -bc", "AppSecret 是 ...": a flag or a word, not the value
+            spaced = "=" not in after.group("sep")
+            if (
+                spaced
+                and bare is not None
+                and _word_of_sentence(name.group(0), value, text, end, wordlike)
+            ):
+                continue
+            yield name.start(), end
+
+    return find
+
+
 def build_rules(is_secret_name: NameCheck) -> tuple[Rule | SpanRule | RuleGroup, ...]:
     """The built-in rules, in the order they run."""
     from langmem_layers.safety import _secret_detect as detect
@@ -554,6 +644,7 @@ def build_rules(is_secret_name: NameCheck) -> tuple[Rule | SpanRule | RuleGroup,
         SpanRule(provider_spans(providers)),
         Rule(_CONN_STRING, _group("v"), lambda text, low: ";" in text and "=" in text),
         named,
+        SpanRule(env_pair_spans(is_secret_name, detect.wordlike), secretish),
         commands,
         Rule(_PGPASS, _group("v"), lambda text, low: text.count(":") >= 4),
         Rule(_QUERY_KEYS, _when(detect.keylike), lambda text, low: "=" in text),

@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from langchain_core.messages import BaseMessage
+
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.safety._secret_detect import forget
 from langmem_layers.safety._secret_patterns import (
@@ -74,6 +76,7 @@ __all__ = [
     "is_credential",
     "is_secret_key",
     "redact",
+    "redact_messages",
     "redact_text",
     "scrub",
 ]
@@ -402,23 +405,99 @@ def find_secrets(text: str, config: RedactionConfig | None = None) -> list[str]:
     return [f for f in dict.fromkeys(found) if f]
 
 
+#: The letter-and-digit runs of a secret that :func:`scrub` also removes from derived text.
+_CORE = re.compile(r"[^\W_]{4,}")
+
+
+def _derived_forms(secret: str) -> re.Pattern[str] | None:
+    """What text derived from a secret may hold of it: the secret in any case, and its runs.
+
+    A keyword list or topic lower-cases and splits what it reads (``PGPASSWORD=pgs3cret!``
+    becomes ``pgpassword pgs3cret``); each letter-and-digit run of four or more characters
+    that holds a digit, or of eight or more, is matched as a whole word too.
+    """
+    forms = {secret} if len(secret) >= 3 else set()
+    for run in _CORE.findall(secret):
+        if len(run) >= 8 or any(c.isdigit() for c in run) or run == secret:
+            forms.add(run)
+    if not forms:
+        return None
+    alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])|{re.escape(secret)}", re.I)
+
+
 def scrub(text: str, secrets: Iterable[str], config: RedactionConfig | None = None) -> str:
-    """``text`` redacted, and every occurrence of ``secrets`` (3+ characters) replaced.
+    """``text`` redacted, and every form of ``secrets`` (3+ characters) in it replaced.
+
+    For text derived from a source whose ``secrets`` :func:`find_secrets` listed
+    (a summary, a topic, keywords): the secret in any letter case, and the runs of
+    letters and digits it is made of (see ``_derived_forms``), go too.
 
     Example:
         >>> from langmem_layers.safety.redaction import scrub
         >>> scrub("keywords: postgres123, lyon", ["postgres123"])
         'keywords: [REDACTED], lyon'
+        >>> scrub("tags: pgs3cret, deploy", ["pgs3cret!"])
+        'tags: [REDACTED], deploy'
 
     """
     cfg = config or DEFAULT_REDACTION
     if not cfg.enabled:
         return text
     text = redact_text(text, cfg)
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= 3:
-            text = text.replace(secret, REDACTED)
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        pattern = _derived_forms(secret)
+        if pattern is not None:
+            text = pattern.sub(REDACTED, text)
     return text
+
+
+def redact_messages(
+    messages: Iterable[BaseMessage], config: RedactionConfig | None = None
+) -> tuple[list[str], list[BaseMessage]]:
+    """The secrets found in ``messages``, and copies of them with the secrets redacted.
+
+    What every layer does before it derives anything (a summary, a topic, a profile
+    value) from a conversation: it reads the redacted copies, and scrubs what it
+    derives with the secrets listed (:func:`scrub`). Messages without a secret are
+    returned as they are.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> from langmem_layers.safety.redaction import redact_messages
+        >>> found, msgs = redact_messages([HumanMessage("here: PGPASSWORD=pgs3cret!")])
+        >>> found, msgs[0].content
+        (['pgs3cret!'], 'here: [REDACTED]')
+
+    """
+    cfg = config or DEFAULT_REDACTION
+    secrets: list[str] = []
+    cleaned: list[BaseMessage] = []
+    for msg in messages:
+        if cfg.enabled and isinstance(msg.content, str):
+            found = find_secrets(msg.content, cfg)
+            if found:
+                secrets += found
+                msg = msg.model_copy(update={"content": redact_text(msg.content, cfg)})
+        elif cfg.enabled:
+            msg, found = _redact_blocks(msg, cfg)
+            secrets += found
+        cleaned.append(msg)
+    return secrets, cleaned
+
+
+def _redact_blocks(msg: BaseMessage, cfg: RedactionConfig) -> tuple[BaseMessage, list[str]]:
+    """A message whose content is a list of blocks: each text block redacted."""
+    found: list[str] = []
+    blocks: list[Any] = []
+    for block in msg.content:
+        text = block.get("text") if isinstance(block, dict) else block
+        if isinstance(text, str) and (hits := find_secrets(text, cfg)):
+            found += hits
+            clean = redact_text(text, cfg)
+            block = {**block, "text": clean} if isinstance(block, dict) else clean
+        blocks.append(block)
+    return (msg.model_copy(update={"content": blocks}) if found else msg), found
 
 
 def redact(value: Any, config: RedactionConfig | None = None, *, _depth: int = 0) -> Any:

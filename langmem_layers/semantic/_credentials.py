@@ -4,8 +4,9 @@ A profile value is a fact to remember across sessions; a credential is never
 one. An update whose value (or ``replaces``) redaction would change, whose
 field or key names a secret (``password``, ``wifi_password``, ``api_key``), or
 whose value sits inside a part of its evidence that redaction removes ("my
-password is hunter2" -> ``hunter2``) is dropped, not stored redacted. The
-evidence of the updates kept is redacted.
+password is hunter2" -> ``hunter2``) is dropped, not stored redacted; so is a
+value that holds what redaction left of a secret (``[REDACTED]``: the extractor read
+redacted messages). The evidence of the updates kept is redacted.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from langmem_layers.safety.redaction import RedactionConfig, is_credential, redact_text
+from langmem_layers.safety.redaction import REDACTED, RedactionConfig, is_credential, redact_text
 from langmem_layers.semantic.schema import ProfileUpdate
 
 logger = logging.getLogger("langmem_layers.semantic")
@@ -30,6 +31,8 @@ def holds_credential(update: ProfileUpdate, config: RedactionConfig | None = Non
     if update.key is not None and is_credential(update.key, key=update.key, config=config):
         return True
     if update.replaces and is_credential(update.replaces, config=config):
+        return True
+    if REDACTED in update.value or (update.key is not None and REDACTED in update.key):
         return True
     return is_credential(update.value, context=update.evidence, config=config)
 

@@ -19,6 +19,7 @@ from langmem_layers._core.llm import MemoryModel
 from langmem_layers._core.steps import Call, Core, arun, blocking, node, run, store_call
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import current_runtime, resolve_identity, user_namespace
+from langmem_layers.safety.redaction import redact_messages
 from langmem_layers.semantic.extract import (
     DEFAULT_THRESHOLD,
     ExtractionResult,
@@ -512,6 +513,9 @@ class ProfileUpdater:
         if batch is None:
             return None
         model_batch = self._model_batch(messages, prior, batch)
+        # nothing is derived from a secret: the extractors read redacted copies
+        batch = redact_messages(batch, profiles.redaction)[1]
+        model_batch = redact_messages(model_batch, profiles.redaction)[1]
         if background:
             # one job per thread at a time: the cursor moves when it ends, so a second
             # job started now would extract the same messages again

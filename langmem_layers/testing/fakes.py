@@ -141,7 +141,7 @@ class FakeChatModel(BaseChatModel):
         for t in tools:
             name = getattr(t, "name", None) or getattr(t, "__name__", None)
             if name is None and isinstance(t, dict):
-                name = t.get("name") or t.get("function", {}).get("name")
+                name = t.get("name") or t.get("function", {}).get("name") or t.get("title")
             names.append(str(name))
         self.bound_tools = names
         return self
