@@ -26,6 +26,7 @@ from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import Durability, check_durability
 from langmem_layers.safety.caps import OutputCaps
 from langmem_layers.safety.redaction import RedactionConfig
+from langmem_layers.semantic import BacklogLimits
 from langmem_layers.storage.tokens import TokenCounter
 from langmem_layers.working import MIN_MAX_TOKENS
 
@@ -213,6 +214,15 @@ class MemoryConfig:
     then one call probes it, and a success closes the circuit.
     """
 
+    model_backlog: BacklogLimits = BacklogLimits()  # noqa: RUF009 (frozen, shared safely)
+    """How many messages the memory model missed (an outage, an open circuit) wait for it,
+    per user: at most 200, at most 7 days by default
+    (:class:`~langmem_layers.semantic.BacklogLimits`). The offline rules cover them at once;
+    when the model answers again it reads them, oldest first, and its values win on the
+    same item (the history keeps both). What the limits drop is counted
+    (``stats()["profile"]["backlog_dropped"]``) and logged.
+    """
+
     redaction: RedactionConfig = RedactionConfig()  # noqa: RUF009 (frozen, shared safely)
     """How secrets are removed before anything reaches long-term memory.
 
@@ -239,6 +249,11 @@ class MemoryConfig:
             raise ConfigurationError(
                 f"caps must be an OutputCaps, got {type(self.caps).__name__}; "
                 "e.g. caps=OutputCaps(summary_chars=4000)"
+            )
+        if not isinstance(self.model_backlog, BacklogLimits):
+            raise ConfigurationError(
+                f"model_backlog must be a BacklogLimits, got {type(self.model_backlog).__name__}"
+                "; e.g. model_backlog=BacklogLimits(max_messages=200, max_age_s=7 * 86400)"
             )
         if not isinstance(self.redaction, RedactionConfig):
             raise ConfigurationError(

@@ -179,6 +179,7 @@ class MemoryLayers:
             model=self.model,
             every_n_turns=self.config.extract_every,
             background=self.background if self.config.background_extraction else False,
+            backlog=self.config.model_backlog,
         )
         self.policy = WritePolicy(model=self.model)
         self.recall_node: Runnable[Any, Any] = create_recall_node(

@@ -6,11 +6,13 @@
 * :class:`LLMProfileExtractor` (chat model, structured output, validated and
   retried once) and :class:`OfflineProfileExtractor` (deterministic, no model);
 * :class:`ProfileUpdater` / :func:`create_profile_extraction_node`: extraction
-  every N user turns and at session end, optionally in the background;
+  every N user turns and at session end, optionally in the background; what the
+  model missed in an outage waits for it (:class:`BacklogLimits`);
 * :func:`render_profile` / :func:`create_profile_injection_node`: the profile as
   a fenced, token-budgeted system-prompt section.
 """
 
+from langmem_layers.semantic.backlog import BacklogLimits
 from langmem_layers.semantic.extract import (
     ExtractionResult,
     ExtractionStats,
@@ -32,6 +34,7 @@ from langmem_layers.semantic.store import ProfileStore
 from langmem_layers.semantic.types import HistoryRecord, Profile, ProfileItem, SupersededValue
 
 __all__ = [
+    "BacklogLimits",
     "ExtractionResult",
     "ExtractionStats",
     "FieldSpec",

@@ -20,6 +20,14 @@ from langmem_layers._core.steps import Call, Core, arun, blocking, node, run, st
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import current_runtime, resolve_identity, user_namespace
 from langmem_layers.safety.redaction import redact_messages
+from langmem_layers.semantic.backlog import (
+    BACKLOG,
+    BacklogLimits,
+    Waiting,
+    entries_of,
+    messages_of,
+    trim,
+)
 from langmem_layers.semantic.extract import (
     DEFAULT_THRESHOLD,
     ExtractionResult,
@@ -72,14 +80,18 @@ class ProfileUpdater:
     profile never holds less than the offline rules give. When the model fails
     (connection, timeout, HTTP error, invalid or ungrounded output, open
     circuit), the offline rules alone cover the batch, the cursor moves on, and
-    the messages the model has not read are offered to it again with the next
-    batch (``model_after`` in the cursor; at most ``max_messages``). After
-    ``profiles.caps.max_failed_extractions`` (3) model failures in a row that
-    backlog is dropped, counted in ``skipped_batches`` and logged (the offline
-    rules had covered it).
+    the messages wait for the model in its backlog (a store item per user and
+    thread, redacted), however long the outage lasts. Every later extraction for
+    the user, in any thread, offers the backlog to the model with the new batch,
+    oldest first, in parts of what the extractor shows (at most
+    ``backlog.calls_per_extraction`` calls per extraction); what the model says of
+    them is applied like any extraction (its values win over the offline rules' on
+    the same item, and the history keeps both). ``backlog`` bounds it (200
+    messages, 7 days per user by default); what it drops is counted in
+    ``backlog_dropped`` and logged.
 
     With another extractor (offline, or your own), the cursor moves only past
-    messages extracted successfully (or left out by ``max_messages``): a batch
+    messages extracted successfully: a batch
     whose extraction failed is retried at the next trigger; after
     ``profiles.caps.max_failed_extractions`` (3) failures in a row it is skipped,
     counted and logged. :attr:`stats` has the counters (``failed_batches``,
@@ -107,7 +119,8 @@ class ProfileUpdater:
         threshold: Importance threshold of the default extractor.
         background: Run extractions without delaying the reply.
         messages_key: State key holding the messages.
-        max_messages: At most this many pending messages are sent to the extractor.
+        backlog: How much of the model's backlog is kept per user, and how many model
+            calls one extraction may make to read it (:class:`BacklogLimits`).
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -139,7 +152,7 @@ class ProfileUpdater:
         threshold: float = DEFAULT_THRESHOLD,
         background: bool | Background = False,
         messages_key: str = "messages",
-        max_messages: int = 30,
+        backlog: BacklogLimits | None = None,
     ) -> None:
         if every_n_turns < 1:
             raise ConfigurationError(
@@ -168,7 +181,14 @@ class ProfileUpdater:
         self.every_n_turns = every_n_turns
         self.background = isinstance(background, Background) or bool(background)
         self.messages_key = messages_key
-        self.max_messages = max_messages
+        self.backlog = backlog if backlog is not None else BacklogLimits()
+        if not isinstance(self.backlog, BacklogLimits):
+            raise ConfigurationError(
+                f"backlog must be a BacklogLimits, got {type(backlog).__name__}; "
+                "e.g. backlog=BacklogLimits(max_messages=200)"
+            )
+        self.backlog_read = 0
+        self.backlog_dropped = 0
         self.errors = 0
         self.failed_batches = 0
         self.skipped_batches = 0
@@ -188,13 +208,15 @@ class ProfileUpdater:
 
     @property
     def stats(self) -> dict[str, int]:
-        """Extraction counters: errors, failed and skipped batches, capped values, dropped items."""
+        """Extraction counters: errors, failed and skipped batches, the model's backlog, caps."""
         caps = self.profiles.cap_stats
         return {
             "errors": self.errors,
             "failed_batches": self.failed_batches,
             "skipped_batches": self.skipped_batches,
             "offline_covered": self.offline_covered,
+            "backlog_read": self.backlog_read,
+            "backlog_dropped": self.backlog_dropped,
             "capped_values": caps.capped_values,
             "dropped_items": caps.dropped_items,
         }
@@ -218,7 +240,7 @@ class ProfileUpdater:
         turns = sum(1 for m in pending if m.type == "human" and latest_user_text([m]))
         if turns == 0 or (not force and turns < self.every_n_turns):
             return None
-        return pending[-self.max_messages :]
+        return pending
 
     def _log(self, result: ExtractionResult, user_id: str) -> None:
         if result.failed:
@@ -283,8 +305,6 @@ class ProfileUpdater:
                     self.max_failures,
                 )
                 value = {"last_id": prior.get("last_id"), "failures": failures}
-        # the model's backlog survives a failed store write (the batch is tried again)
-        value.update({k: v for k, v in prior.items() if k.startswith("model_")})
         ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
         yield store_call(profiles.store.put, profiles.store.aput, ns, key, value, index=False)
 
@@ -295,15 +315,10 @@ class ProfileUpdater:
         prior: Mapping[str, Any],
         user_id: str,
         thread_id: str | None,
-        model_batch: list[BaseMessage] | None = None,
     ) -> Core[list[HistoryRecord]]:
         """Extract ``batch``, then move the cursor (or keep it for a retry)."""
         if self.floor is not None:
-            return (
-                yield from self._run_floored(
-                    profiles, batch, model_batch or batch, prior, user_id, thread_id
-                )
-            )
+            return (yield from self._run_floored(profiles, batch, prior, user_id, thread_id))
         try:
             records, ok = yield from self._update(profiles, batch, user_id, thread_id)
         except ConfigurationError:
@@ -313,20 +328,9 @@ class ProfileUpdater:
         return records
 
     # ------------------------------------------------ model + offline floor
-    def _model_batch(
-        self, messages: Sequence[BaseMessage], prior: Mapping[str, Any], batch: list[BaseMessage]
-    ) -> list[BaseMessage]:
-        """What the model reads: its backlog (messages it has not read) and ``batch``.
-
-        At most as many messages as the extractor shows (``max_messages`` of the
-        :class:`LLMProfileExtractor`, 20 by default): older ones were covered by
-        the offline rules only.
-        """
-        shown = min(self.max_messages, int(getattr(self.extractor, "max_messages", 10**9)))
-        if self.floor is None or not prior.get("model_pending"):
-            return batch[-shown:]
-        backlog = _pending(messages, prior.get("model_after"))
-        return (backlog if len(backlog) > len(batch) else batch)[-shown:]
+    def _shown(self) -> int:
+        """How many messages one model call reads (the extractor's ``max_messages``)."""
+        return max(1, int(getattr(self.extractor, "max_messages", 10**9)))
 
     def _slots(self, u: ProfileUpdate) -> set[tuple[str, str]]:
         """The item an update is about: its field and key, and its value in any field."""
@@ -348,87 +352,195 @@ class ProfileUpdater:
         taken = set().union(*(self._slots(u) for u in model)) if model else set()
         return [u for u in found if not (self._slots(u) & taken)]
 
+    @staticmethod
+    def _backlog_ns(user_id: str) -> tuple[str, ...]:
+        return user_namespace(LAYER, user_id, BACKLOG)
+
+    def _read_backlog(self, profiles: ProfileStore, user_id: str) -> Core[list[Waiting]]:
+        """Every thread's backlog of the user (the exact namespace only)."""
+        ns = self._backlog_ns(user_id)
+        store = profiles.store
+        items = yield store_call(store.search, store.asearch, ns, limit=10_000)
+        return [
+            Waiting(i.key, [e for e in i.value.get("messages") or [] if isinstance(e, dict)])
+            for i in items
+            if tuple(i.namespace) == ns
+        ]
+
+    def _write_backlog(
+        self, profiles: ProfileStore, user_id: str, key: str, entries: list[dict[str, Any]]
+    ) -> Core[None]:
+        store, ns = profiles.store, self._backlog_ns(user_id)
+        if entries:
+            value = {"messages": entries}
+            yield store_call(store.put, store.aput, ns, key, value, index=False)
+        else:
+            yield store_call(store.delete, store.adelete, ns, key)
+
+    def _settle_backlog(
+        self,
+        profiles: ProfileStore,
+        user_id: str,
+        waiting: list[Waiting],
+        read: set[str],
+        key: str,
+        unread: list[BaseMessage],
+    ) -> Core[None]:
+        """Remove what the model read; add ``unread`` of this batch to ``key``; bound it all.
+
+        Another thread's item is read again just before it is written, and only the
+        messages read here leave it: what its own job added meanwhile stays.
+        """
+        now = time.time()
+        fresh = {w.key: w for w in (yield from self._read_backlog(profiles, user_id))}
+        mine = fresh.setdefault(key, Waiting(key, []))
+        have = {e.get("id") for e in mine.entries}
+        mine.entries += [e for e in entries_of(unread, now) if e["id"] not in have]
+        for w in fresh.values():
+            w.entries = [e for e in w.entries if e.get("id") not in read or not e.get("id")]
+        before = {w.key: len(w.entries) for w in waiting}
+        bounded, dropped = trim(list(fresh.values()), self.backlog, now)
+        if dropped:
+            with self._lock:
+                self.backlog_dropped += dropped
+            logger.warning(
+                "profile extraction for %r: %d messages the model had not read were dropped "
+                "from its backlog (older than %.0f s, or over %d messages); the offline rules "
+                "had covered them",
+                user_id,
+                dropped,
+                self.backlog.max_age_s,
+                self.backlog.max_messages,
+            )
+        for w in bounded:
+            if w.entries or before.get(w.key) or w.key == key:
+                yield from self._write_backlog(profiles, user_id, w.key, w.entries)
+
+    def _model_parts(
+        self, waiting: list[Waiting], batch: list[BaseMessage]
+    ) -> list[list[BaseMessage]]:
+        """The backlog (oldest first) and the new batch, in parts of what one call reads.
+
+        At most ``backlog.calls_per_extraction`` parts: the rest waits for the next
+        extraction.
+        """
+        seen: set[str] = set()
+        queue: list[tuple[float, BaseMessage]] = []
+        for w in waiting:
+            for e, m in zip(w.entries, messages_of(w.entries), strict=False):
+                if m.id and m.id in seen:
+                    continue
+                seen.add(str(m.id or ""))
+                queue.append((float(e.get("at") or 0.0), m))
+        queue.sort(key=lambda pair: pair[0])
+        todo = [m for _, m in queue] + [m for m in batch if not (m.id and m.id in seen)]
+        n = self._shown()
+        parts = [todo[i : i + n] for i in range(0, len(todo), n)]
+        calls = self.backlog.calls_per_extraction
+        if len(parts) <= calls:
+            return parts
+        # the newest batch always gets its call; the oldest of the backlog waits its turn
+        return [*parts[: calls - 1], parts[-1]]
+
     def _update_floored(
         self,
         profiles: ProfileStore,
         batch: list[BaseMessage],
-        model_batch: list[BaseMessage],
         user_id: str,
         thread_id: str | None,
-    ) -> Core[tuple[list[HistoryRecord], ExtractionResult | None]]:
-        """The model on ``model_batch``, the offline rules on ``batch``; both applied."""
+    ) -> Core[list[HistoryRecord] | None]:
+        """The offline rules on ``batch``; the model on its backlog and ``batch``; all applied.
+
+        ``None`` when the store failed (nothing was applied: the batch is tried again).
+        """
         assert self.floor is not None
+        key = thread_id or _NO_THREAD
         try:
+            waiting = yield from self._read_backlog(profiles, user_id)
             profile = yield from profiles._get(user_id)
-            result: ExtractionResult = yield _extract_step(self.extractor, profile, model_batch)
             found = yield blocking(self.floor.extract, profile, batch)
-            model = [] if result.failed else result.updates
-            extras = self._floor_extras(found.updates, [*model, *result.dropped])
-            if result.failed:
-                with self._lock:
-                    self.offline_covered += 1
-                logger.info(
-                    "profile extraction for %r: the model failed (%s); the offline rules "
-                    "covered %d messages (%d items)",
-                    user_id,
-                    result.error,
-                    len(batch),
-                    len(extras),
-                )
             records: list[HistoryRecord] = []
-            if model:
-                records += yield from profiles._apply(
-                    user_id, model, thread_id, result.extractor or "llm", None
-                )
+            read: set[str] = set()
+            judged: list[ProfileUpdate] = []  # what the model said of the new batch
+            failure: ExtractionResult | None = None
+            parts = self._model_parts(waiting, batch)
+            for part in parts:
+                result: ExtractionResult = yield _extract_step(self.extractor, profile, part)
+                if result.failed:
+                    failure = result
+                    break
+                read |= {str(m.id) for m in part if m.id}
+                if result.updates:
+                    records += yield from profiles._apply(
+                        user_id, result.updates, thread_id, result.extractor or "llm", None
+                    )
+                    profile = yield from profiles._get(user_id)
+                if any(m in part for m in batch):
+                    judged += [*result.updates, *result.dropped]
+            batch_read = all(str(m.id) in read for m in batch if m.id)
+            extras = self._floor_extras(found.updates, judged if batch_read else [])
             if extras:
                 records += yield from profiles._apply(
                     user_id, extras, thread_id, found.extractor or "offline", None
                 )
-            return records, result
+            drained = sum(1 for w in waiting for e in w.entries if e.get("id") in read)
+            if failure is not None:
+                self._model_failed(failure, user_id, batch, extras)
+            elif drained:
+                logger.info(
+                    "profile extraction for %r: the model read %d messages of its backlog",
+                    user_id,
+                    drained,
+                )
+            unread = [m for m in batch if str(m.id) not in read]
+            if unread or read & {str(e.get("id")) for w in waiting for e in w.entries}:
+                yield from self._settle_backlog(profiles, user_id, waiting, read, key, unread)
+            with self._lock:
+                self.backlog_read += drained
+            return records
         except ConfigurationError:
             raise
         except Exception:
             self._store_failed(user_id)
-            return [], None
+            return None
+
+    def _model_failed(
+        self,
+        result: ExtractionResult,
+        user_id: str,
+        batch: list[BaseMessage],
+        extras: list[ProfileUpdate],
+    ) -> None:
+        with self._lock:
+            self.offline_covered += 1
+            self.failed_batches += not result.skipped
+        logger.info(
+            "profile extraction for %r: the model failed (%s); the offline rules covered %d "
+            "messages (%d items), which wait for the model in its backlog",
+            user_id,
+            result.error,
+            len(batch),
+            len(extras),
+        )
 
     def _run_floored(
         self,
         profiles: ProfileStore,
         batch: list[BaseMessage],
-        model_batch: list[BaseMessage],
         prior: Mapping[str, Any],
         user_id: str,
         thread_id: str | None,
     ) -> Core[list[HistoryRecord]]:
         try:
-            records, result = yield from self._update_floored(
-                profiles, batch, model_batch, user_id, thread_id
-            )
+            records = yield from self._update_floored(profiles, batch, user_id, thread_id)
         except ConfigurationError:
             yield from self._advance(profiles, batch, prior, False, user_id, thread_id)
             raise
-        if result is None:  # the store failed: nothing was applied, retry at the next trigger
+        if records is None:  # the store failed: nothing was applied, retry at the next trigger
             yield from self._advance(profiles, batch, prior, False, user_id, thread_id)
-            return records
-        value: dict[str, Any] = {"last_id": batch[-1].id}
-        if result.failed:
-            failures = int(prior.get("model_failures", 0)) + (not result.skipped)
-            after = prior.get("model_after") if prior.get("model_pending") else prior.get("last_id")
-            with self._lock:
-                self.failed_batches += not result.skipped
-                drop = failures >= self.max_failures
-                self.skipped_batches += drop
-            if drop:
-                logger.warning(
-                    "profile extraction for %r: the model failed %d times in a row; its "
-                    "backlog of %d messages is dropped (the offline rules covered them)",
-                    user_id,
-                    failures,
-                    len(model_batch),
-                )
-            else:
-                value.update(model_pending=True, model_after=after, model_failures=failures)
+            return []
         ns, key = self._cursor_ns(user_id), thread_id or _NO_THREAD
+        value = {"last_id": batch[-1].id}
         yield store_call(profiles.store.put, profiles.store.aput, ns, key, value, index=False)
         return records
 
@@ -512,18 +624,16 @@ class ProfileUpdater:
         batch = self._due(messages, prior, force)
         if batch is None:
             return None
-        model_batch = self._model_batch(messages, prior, batch)
         # nothing is derived from a secret: the extractors read redacted copies
         batch = redact_messages(batch, profiles.redaction)[1]
-        model_batch = redact_messages(model_batch, profiles.redaction)[1]
         if background:
             # one job per thread at a time: the cursor moves when it ends, so a second
             # job started now would extract the same messages again
             if self._claim((user_id, key)):
-                job = self._run_batch(profiles, batch, prior, user_id, thread_id, model_batch)
+                job = self._run_batch(profiles, batch, prior, user_id, thread_id)
                 yield Call(self._submit, self._asubmit, (self._guarded(job, (user_id, key)),))
             return None
-        return (yield from self._run_batch(profiles, batch, prior, user_id, thread_id, model_batch))
+        return (yield from self._run_batch(profiles, batch, prior, user_id, thread_id))
 
     def maybe_update(
         self,

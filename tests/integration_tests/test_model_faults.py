@@ -184,11 +184,14 @@ def test_background_work_keeps_a_hung_endpoint_off_the_turn(tmp_path: Path) -> N
 
 
 # ----------------------------------------------------------------- recovery
-def test_the_model_reads_the_backlog_once_it_is_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("calls", [4, 10, 30])
+def test_the_model_reads_the_backlog_once_it_is_back(calls: int, tmp_path: Path) -> None:
+    """An outage of ``calls`` failed requests, then recovery: every message of it reaches it."""
+    said = [f"Note {i}: I live in Oslo and I use PostgreSQL." for i in range(calls)]
     with OpenAIEndpoint(mode="error500", responder=responder) as ep:
         memory = layers(
             tmp_path, _chat(ep.base_url), extract_every=1,
-            model_circuit_failures=1, model_circuit_cooldown_s=0.3,
+            model_circuit_failures=3, model_circuit_cooldown_s=0.01,
         )  # fmt: skip
         store = InMemoryStore()
         graph = build_memory_graph(
@@ -197,28 +200,31 @@ def test_the_model_reads_the_backlog_once_it_is_back(tmp_path: Path) -> None:
         cfg = {"configurable": {"thread_id": "t"}}
 
         def turn(text: str) -> None:
+            time.sleep(0.02)  # past the cool-down: every extraction probes the endpoint
             graph.invoke({"messages": [("user", text)]}, cfg, context={"user_id": "ada"})
 
-        turn("I live in Oslo.")  # the model fails: the offline rules store Oslo
-        turn("We use PostgreSQL for all our services.")  # circuit open: offline again
-        assert memory.stats()["model"]["circuit"] == "open"
+        for text in said:  # the model fails: the offline rules store Oslo and PostgreSQL
+            turn(text)
+        failed = ep.counts["requests"]
         assert memory.profiles.with_store(store).get("ada").get("context", "location") == "Oslo"
         ep.mode = "strict"
         ep.reset()
-        time.sleep(0.4)  # past the cool-down: the next extraction probes the endpoint
-        turn("I work as a data engineer at Acme.")
+        for j in range(4):  # the model is back: each extraction reads part of the backlog
+            turn(f"I work as a data engineer at Acme ({j}).")
         asked = [
-            json.dumps(b["messages"])
+            json.dumps(b["messages"], ensure_ascii=False)
             for b in ep.requests
             if ((b.get("response_format") or {}).get("json_schema") or {}).get("name")
             == "ProfileUpdates"
         ]
-    # the model read the two turns it had missed together with the new one
-    assert len(asked) == 1
-    assert "I live in Oslo" in asked[0] and "PostgreSQL" in asked[0] and "Acme" in asked[0]
+    assert failed == calls  # one failed request per turn of the outage, no client retries
+    reached = [t for t in said if any(t in prompt for prompt in asked)]
+    assert reached == said, f"{len(reached)}/{calls} messages of the outage reached the model"
     stats = memory.stats()
     assert stats["model"]["circuit"] == "closed"
-    assert stats["profile"]["offline_covered"] == 2
+    assert stats["profile"]["offline_covered"] == calls
+    assert stats["profile"]["backlog_read"] == 2 * calls
+    assert stats["profile"]["backlog_dropped"] == 0
     history = memory.profiles.with_store(store).history("ada")
     assert {r.extractor for r in history} == {"offline", "llm"}
     assert memory.profiles.with_store(store).get("ada").get("context", "employer") == "Acme"

@@ -1,4 +1,4 @@
-"""The offline rules as a floor under a model, and the model's backlog in the cursor."""
+"""The offline rules as a floor under a model, and the model's backlog in the store."""
 
 from __future__ import annotations
 
@@ -60,17 +60,28 @@ def test_the_rules_add_what_the_model_missed() -> None:
     assert {r.extractor for r in profiles.history("u")} == {"llm", "offline"}
 
 
-def test_the_backlog_is_capped_at_what_the_extractor_shows() -> None:
+def _backlog(profiles: ProfileStore, user: str = "u") -> dict[str, list[str]]:
+    """Thread -> the ids of the messages waiting for the model."""
+    items = profiles.store.search(ProfileUpdater._backlog_ns(user), limit=100)
+    return {i.key: [e["id"] for e in i.value["messages"]] for i in items}
+
+
+def test_the_backlog_is_read_in_parts_of_what_the_extractor_shows() -> None:
     model = FakeChatModel(responses=[RuntimeError("down")] * 2, default=_reply())
     updater, profiles = _updater(model, max_messages=4)
     msgs: list[BaseMessage] = []
     for i in range(3):
         msgs += [HumanMessage(f"note {i}", id=f"h{i}"), AIMessage("ok", id=f"a{i}")]
         updater.maybe_update(msgs, user_id="u", thread_id="t")
-    assert len(model.calls) == 3 and _cursor(profiles) == {"last_id": "a2"}
-    shown = str(model.calls[2][-1].content)
-    # the model read the messages it had missed, as many as the extractor shows (4)
-    assert "note 1" in shown and "note 2" in shown and "note 0" not in shown
+        if i < 2:
+            assert _backlog(profiles) == {"t": [m.id for m in msgs]}
+    assert _cursor(profiles) == {"last_id": "a2"}
+    # the third extraction: the backlog (4 messages, oldest first), then the new batch
+    assert len(model.calls) == 4
+    first, second = str(model.calls[2][-1].content), str(model.calls[3][-1].content)
+    assert "note 0" in first and "note 1" in first and "note 2" not in first
+    assert "note 2" in second
+    assert _backlog(profiles) == {} and updater.stats["backlog_read"] == 4
 
 
 def test_a_failed_store_write_keeps_the_models_backlog(monkeypatch: Any) -> None:
@@ -78,7 +89,7 @@ def test_a_failed_store_write_keeps_the_models_backlog(monkeypatch: Any) -> None
     updater, profiles = _updater(model)
     msgs: list[BaseMessage] = [HumanMessage("I live in Oslo.", id="h0")]
     updater.maybe_update(msgs, user_id="u", thread_id="t")
-    assert _cursor(profiles)["model_pending"] is True
+    assert _backlog(profiles) == {"t": ["h0"]}
     real = type(profiles)._apply
 
     def broken(self: Any, *a: Any, **kw: Any) -> Any:
@@ -88,14 +99,26 @@ def test_a_failed_store_write_keeps_the_models_backlog(monkeypatch: Any) -> None
     monkeypatch.setattr(type(profiles), "_apply", broken)
     msgs.append(HumanMessage("I love hiking.", id="h1"))
     updater.maybe_update(msgs, user_id="u", thread_id="t")
-    cursor = _cursor(profiles)
-    assert cursor["model_pending"] is True and cursor["failures"] == 1
+    assert _backlog(profiles) == {"t": ["h0"]} and _cursor(profiles)["failures"] == 1
     monkeypatch.setattr(type(profiles), "_apply", real)
     msgs.append(HumanMessage("I work as a nurse.", id="h2"))
     updater.maybe_update(msgs, user_id="u", thread_id="t")
     shown = str(model.calls[-1][-1].content)
     assert "I live in Oslo" in shown and "hiking" in shown and "nurse" in shown
-    assert _cursor(profiles) == {"last_id": "h2"}
+    assert _cursor(profiles) == {"last_id": "h2"} and _backlog(profiles) == {}
+
+
+def test_another_threads_backlog_is_read_when_the_model_is_back() -> None:
+    model = FakeChatModel(responses=[RuntimeError("down")], default=_reply())
+    updater, profiles = _updater(model)
+    updater.maybe_update([HumanMessage("I live in Oslo.", id="x0")], user_id="u", thread_id="x")
+    assert _backlog(profiles) == {"x": ["x0"]}  # that session is over; the user comes back
+    updater.maybe_update([HumanMessage("I love hiking.", id="y0")], user_id="u", thread_id="y")
+    shown = str(model.calls[-1][-1].content)
+    assert "Oslo" in shown and "hiking" in shown and _backlog(profiles) == {}
+    # never another user's: a backlog is read in the user's own namespace only
+    updater.maybe_update([HumanMessage("I use Go.", id="z0")], user_id="v", thread_id="z")
+    assert "Oslo" not in str(model.calls[-1][-1].content)
 
 
 async def test_background_jobs_of_one_key_run_in_order() -> None:

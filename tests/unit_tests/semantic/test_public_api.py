@@ -5,6 +5,7 @@ import langmem_layers.semantic as semantic
 
 def test_all_is_pinned() -> None:
     assert sorted(semantic.__all__) == [
+        "BacklogLimits",
         "ExtractionResult",
         "ExtractionStats",
         "FieldSpec",
