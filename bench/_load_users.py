@@ -118,10 +118,31 @@ class Phase:
     embed_cpu: float = 0.0
     embed_texts: int = 0
     turn_ms: list[float] = field(default_factory=list)
+    #: the same turns by kind: "first" of a session, "remember" (an archive asked), "other"
+    kind_ms: dict[str, list[float]] = field(default_factory=dict)
     end_ms: list[float] = field(default_factory=list)
     lag_ms: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
+
+    def turn(self, kind: str, ms: float) -> None:
+        """Record one turn's latency under its kind."""
+        self.turn_ms.append(ms)
+        self.kind_ms.setdefault(kind, []).append(ms)
+
+    def kinds(self) -> dict[str, dict[str, float]]:
+        """p50 and p95 per kind of turn, and each kind's p50 over the other turns' p50."""
+        other = percentile(self.kind_ms.get("other", []), 50)
+        out = {}
+        for kind, ms in sorted(self.kind_ms.items()):
+            p50 = percentile(ms, 50)
+            out[kind] = {
+                "turns": len(ms),
+                "p50": round(p50, 1),
+                "p95": round(percentile(ms, 95), 1),
+                "p50_over_other_p50": round(p50 / other, 2) if other else 0.0,
+            }
+        return out
 
     def error(self, exc: BaseException) -> None:
         """Count one failed turn or session end by exception type."""
@@ -155,6 +176,7 @@ class Phase:
             )
             if self.turn_ms
             else 0.0,
+            "turn_kinds": self.kinds(),
             "end_ms_p50": round(percentile(self.end_ms, 50), 1),
             "end_ms_p95": round(percentile(self.end_ms, 95), 1),
             "loop_lag_ms_p95": round(percentile(self.lag_ms, 95), 1),

@@ -77,6 +77,17 @@ class _Clock:
         return self.conversations is not None or time.perf_counter() < self.deadline
 
 
+def _kind(k: int, text: str, messages: list[Any]) -> str:
+    """``first`` of a session, ``remember`` (asks for an archive), ``tool`` (the reply called a
+    tool: several model and tool steps), else ``other``."""
+    if k == 0:
+        return "first"
+    if text.startswith("Remember"):
+        return "remember"
+    since = next(i for i in range(len(messages) - 1, -1, -1) if messages[i].type == "human")
+    return "tool" if any(m.type == "tool" for m in messages[since:]) else "other"
+
+
 async def _run_client(
     agent: Agent, client: Client, logs: dict[str, UserLog], clock: _Clock, ph: Phase
 ) -> None:
@@ -89,7 +100,7 @@ async def _run_client(
         for number, script in enumerate(log.persona.sessions, start=1):
             thread = f"{uid}-c{conv}-s{number}"
             cfg = {"configurable": {"thread_id": thread}}
-            for text in script:
+            for k, text in enumerate(script):
                 if not clock.turn_allowed():
                     return
                 t0 = time.perf_counter()
@@ -100,7 +111,8 @@ async def _run_client(
                 except Exception as e:  # counted, the user goes on
                     ph.error(e)
                     continue
-                ph.turn_ms.append(1000 * (time.perf_counter() - t0))
+                kind = _kind(k, text, out["messages"])
+                ph.turn(kind, 1000 * (time.perf_counter() - t0))
                 log.threads.setdefault(thread, []).append(text)
                 if text.startswith("Remember this"):
                     log.remembered.add(thread)
@@ -274,6 +286,15 @@ def format_report(
     ]
     for r in report["phases"]:
         lines.append(_row(r))
+        kinds = r.get("turn_kinds", {})
+        if kinds:
+            lines.append(
+                "  by kind of turn: "
+                + "; ".join(
+                    f"{k} p50 {v['p50']:.0f} p95 {v['p95']:.0f} ms (x{v['p50_over_other_p50']:.2f})"
+                    for k, v in kinds.items()
+                )
+            )
         for key, count in sorted(r["errors"].items()):
             lines.append(f"  {count} x {key}: e.g. {r['error_examples'][key]}")
     lines.append(
@@ -294,6 +315,14 @@ def format_report(
         f"(target <= {target_fairness:g}: {'met' if fair <= target_fairness else 'MISSED'})"
     )
     errors = report["errors"]
+    kinds = report["phases"][2].get("turn_kinds", {})
+    worst = max(
+        (kinds[k]["p50_over_other_p50"] for k in ("first", "remember") if k in kinds), default=0
+    )
+    lines.append(
+        f"first-turn and remember-turn p50 over the other turns' p50 with {users} users: "
+        f"{worst:.2f} at most (target <= 2: {'met' if worst <= 2 else 'MISSED'})"
+    )
     lines.append(f"errors: {errors} (target 0: {'met' if not errors else 'MISSED'})")
     checked = report["users_checked"]
     threads = sum(u["threads"] for u in checked.values())

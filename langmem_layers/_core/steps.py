@@ -28,11 +28,14 @@ import asyncio
 import sys
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Generic, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, cast
 
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+
+if TYPE_CHECKING:
+    from langmem_layers._core.background import Background
 
 __all__ = [
     "Call",
@@ -86,6 +89,21 @@ class Call(Generic[R]):
 def blocking(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> Call[R]:
     """A blocking call (CPU work, a sync client): inline when sync, in a thread when async."""
     return Call(fn, None, args, kwargs)
+
+
+def offloaded(executor: Background, lane: Hashable, fn: Callable[..., R], /, *args: Any) -> Call[R]:
+    """Background work: inline when sync; when async, on ``executor``'s ``lane``.
+
+    For the CPU work of archives and session ends: on the async path it runs one job at
+    a time on the layers' own executor, never in the event loop's default executor,
+    where the turns' own blocking steps (a recall's search) would queue behind it, nor
+    many at once, where it would take the interpreter from the loop serving the turns.
+    """
+
+    async def on_lane(*a: Any) -> R:
+        return await asyncio.wrap_future(executor.submit(fn, *a, lane=lane, what="memory work"))
+
+    return Call(fn, on_lane, args)
 
 
 def sync_only(target: object) -> bool:

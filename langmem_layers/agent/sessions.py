@@ -24,14 +24,17 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langmem_layers._core.checks import check_thread_id
-from langmem_layers._core.steps import Call, Core, arun, collect, run, store_call, twin
+from langmem_layers._core.steps import Core, arun, collect, offloaded, run, store_call, twin
 from langmem_layers.agent._turn import check_thread_owner, wait_for_archive
-from langmem_layers.episodic import aarchive_session, archive_session, episode_id_for
+from langmem_layers.episodic import archive_session, episode_id_for
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, UnknownThreadError
 from langmem_layers.identity import resolve_identity
 from langmem_layers.layers import MemoryLayers
@@ -86,11 +89,12 @@ def _layers(memory: Any) -> MemoryLayers:
     return memory
 
 
-def _merge(snapshots: Iterable[Any], refused: Iterable[str] = ()) -> list[BaseMessage]:
+def _merge(values: Iterable[Mapping[str, Any]], refused: Iterable[str] = ()) -> list[BaseMessage]:
+    """The messages of every state in ``values`` (oldest first), each once."""
     seen: set[str] = set(refused)
     out: list[BaseMessage] = []
-    for snap in snapshots:
-        for msg in (snap.values or {}).get("messages") or []:
+    for state in values:
+        for msg in state.get("messages") or []:
             key = msg.id or f"{msg.type}:{msg.content!r}"
             if key not in seen:
                 seen.add(key)
@@ -127,9 +131,21 @@ async def asession_transcript(graph: Any, /, *, thread_id: str) -> list[BaseMess
 
 def _transcript(graph: Any, thread_id: str) -> Core[list[BaseMessage]]:
     thread_id = check_thread_id(thread_id)
-    history = yield collect(graph.get_state_history, graph.aget_state_history, _config(thread_id))
-    refused = (history[0].values or {}).get("thread_refused") or () if history else ()
-    return _merge(reversed(history), refused)
+    saver = getattr(graph, "checkpointer", None)
+    if isinstance(saver, BaseCheckpointSaver):
+        # the checkpoints' own values, read with the saver's public list: the graph's
+        # state history would also plan each checkpoint's next tasks, work a transcript
+        # does not need (several times the cost of reading a session at its end)
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        tuples = yield collect(saver.list, saver.alist, config)
+        values = [t.checkpoint.get("channel_values") or {} for t in tuples]
+    else:
+        history = yield collect(
+            graph.get_state_history, graph.aget_state_history, _config(thread_id)
+        )
+        values = [snap.values or {} for snap in history]
+    refused = values[0].get("thread_refused") or () if values else ()
+    return _merge(reversed(values), refused)
 
 
 def _owner(values: Mapping[str, Any]) -> Any:
@@ -235,17 +251,18 @@ def _end(
         thread_id=thread_id,
         store=graph.store,
     )
-    decision = yield Call(
+    archive = partial(
         archive_session,
-        aarchive_session,
-        (memory.episodes, messages),
-        {
-            "user_id": uid,
-            "session_id": thread_id,
-            "reason": "explicit" if force or requested else "session_end",
-            "policy": memory.policy,
-        },
+        memory.episodes,
+        messages,
+        user_id=uid,
+        session_id=thread_id,
+        reason="explicit" if force or requested else "session_end",
+        policy=memory.policy,
     )
+    # the archive's CPU work (redaction, summary, dates, the records) never runs on the
+    # event loop: async callers wait for it on the layers' executor, in the thread's lane
+    decision = yield offloaded(memory.background, ("archive", uid, thread_id), archive)
     yield twin(memory.procedural.flush, memory.procedural.aflush)
     return _report(thread_id, uid, decision, messages, changes)
 

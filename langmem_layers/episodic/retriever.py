@@ -95,7 +95,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
 from langmem_layers._core.checks import check_int, check_number
-from langmem_layers._core.steps import Core, arun, blocking, run
+from langmem_layers._core.steps import Core, arun, offloaded, run
 from langmem_layers._core.text import tokenize
 from langmem_layers.episodic._dates import question_date_words, resolve_dates
 from langmem_layers.episodic._engine.bm25 import asks_present, asks_when, names_in
@@ -535,11 +535,13 @@ class EpisodicRetriever(BaseRetriever):
         hints = check_hints(opts.get("hints"))
         # the hints name what the question is about: the dense query carries them too
         pending = start_embedding(
-            self.store.background,
+            self.store.recall_executor,
             self.store.embeddings,
             f"{query} {' '.join(hints)}" if hints else query,
         )
-        docs: list[Document] = yield blocking(self._search, uid, query, pending, opts)
+        docs: list[Document] = yield offloaded(
+            self.store.recall_executor, None, self._search, uid, query, pending, opts
+        )
         return docs
 
     def _get_relevant_documents(

@@ -40,7 +40,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from langmem_layers._core.background import Background
 from langmem_layers._core.checks import check_messages, check_thread_id
-from langmem_layers._core.steps import Call, Core, arun, blocking, run, twin
+from langmem_layers._core.steps import Call, Core, arun, blocking, offloaded, run, twin
 from langmem_layers._core.text import message_text
 from langmem_layers._core.text import speaker as _speaker
 from langmem_layers.episodic._context import contextual_texts
@@ -98,6 +98,8 @@ _Deleted = tuple[list[str], list[str]]
 __all__ = ["DEFAULT_COLLECTION", "EpisodeStore"]
 
 DEFAULT_COLLECTION = "langmem_episodic"
+#: The lane of an archive's CPU work (dates, the record write) on the async path: one at a time.
+_WRITES = ("episodic", "writes")
 
 T = TypeVar("T")
 
@@ -233,6 +235,10 @@ class EpisodeStore:
             background if background is not None else Background(name="langmem-episodic")
         )
         self._owns_background = background is None
+        #: Where a recall's query embedding and search run on the async path: threads of
+        #: their own, so a turn's recall never queues behind archives (on ``background``)
+        #: nor behind the application's other work in the event loop's default executor.
+        self.recall_executor = Background(name="langmem-recall", max_workers=4)
         self._mirror = Mirror(
             self.collection,
             self._probe_dimension,
@@ -444,18 +450,31 @@ class EpisodeStore:
                         "message_id": str(msg.id or ""),
                     }
                 )
+        yield from self._write(uid, ep.id, ids, docs, metas, ts)
+        return ep
+
+    def _write(
+        self,
+        uid: str,
+        episode_id: str,
+        ids: list[str],
+        docs: list[str],
+        metas: list[dict[str, Any]],
+        ts: float,
+    ) -> Core[None]:
+        """Dates, vectors, then the records of one archive (CPU work: off the event loop)."""
         # relative time expressions ("last Saturday", "上周二") as absolute dates, indexed with
-        # the turn (Duckling: CPU work, so a worker thread on the async path)
+        # the turn (Duckling)
         turn_at = [i for i, m in enumerate(metas) if m["kind"] == "turn"]
-        dates = yield blocking(_dates_of, [docs[i] for i in turn_at], ts)
+        dates = yield offloaded(self.background, _WRITES, _dates_of, [docs[i] for i in turn_at], ts)
         for i, words in zip(turn_at, dates, strict=True):
             if words:
                 metas[i]["dates"] = words
-        vectors = yield from self._vectors(uid, ep.id, docs, metas, turn_at)  # see _vectors
+        vectors = yield from self._vectors(uid, episode_id, docs, metas, turn_at)  # see _vectors
         # one step: the new generation of turns, the switch of the episode record to it,
         # the mirror update and the removal of every older generation (crash-safe: _mirror)
-        yield blocking(self._mirror.write, uid, ep.id, ids, docs, metas, vectors)
-        return ep
+        write = self._mirror.write
+        yield offloaded(self.background, _WRITES, write, uid, episode_id, ids, docs, metas, vectors)
 
     def _vectors(
         self,
@@ -733,12 +752,14 @@ class EpisodeStore:
         An executor passed in (``MemoryLayers``') belongs to its owner, who closes it.
         """
         self.flush()
+        self.recall_executor.close()
         if self._owns_background:
             self.background.close()
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
         await self.aflush()
+        await self.recall_executor.aclose()
         if self._owns_background:
             await self.background.aclose()
 

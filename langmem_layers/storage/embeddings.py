@@ -13,7 +13,6 @@ downloading default.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from collections.abc import Sequence
@@ -147,14 +146,6 @@ class LocalE5Embeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         """Embed a search query."""
         return self._encode([text], True)[0]
-
-    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Async twin of :meth:`embed_documents` (the model runs in a worker thread)."""
-        return await asyncio.to_thread(self.embed_documents, texts)
-
-    async def aembed_query(self, text: str) -> list[float]:
-        """Async twin of :meth:`embed_query` (the model runs in a worker thread)."""
-        return await asyncio.to_thread(self.embed_query, text)
 
     def __repr__(self) -> str:
         return f"LocalE5Embeddings(batch_size={self.batch_size})"

@@ -4,8 +4,13 @@ A session archived alone embeds its texts in one call, and a local engine serves
 call on one core: on a machine with two cores, half of it stays idle while the user
 waits for the archive. :func:`embed_in_parts` cuts a long list of texts into one part
 per core, of about equal cost to the model (:func:`parts`), and embeds them at once: the first on
-the caller's thread, the others on the store's :class:`~langmem_layers._core.background.Background`
-(sync) or in worker threads (async, through the embeddings' ``aembed_documents``).
+the caller's thread, the others on the store's :class:`~langmem_layers._core.background.Background`.
+On the async path, embeddings that compute in the process (their ``aembed_documents``
+is LangChain's default, a thread of the event loop's default executor) run the same
+way on the store's executor: the default executor is the application's, where
+LangChain runs sync models and tools, and a turn's model call would queue behind an
+archive's embedding. Embeddings with an async API of their own (a network service)
+are awaited.
 
 Under load nothing is lost: the packaged engine still runs at most one call per core
 (``storage/_fair.py``), so parts of a busy process wait their turn as the whole call
@@ -26,7 +31,7 @@ from langchain_core.embeddings import Embeddings
 from langmem_layers._core.background import Background
 from langmem_layers._core.steps import Call
 
-__all__ = ["MIN_PART", "cost", "embed_in_parts", "parts"]
+__all__ = ["MIN_PART", "computes_here", "cost", "embed_in_parts", "parts"]
 
 #: the fewest texts worth a part of their own: a part is one engine call on one
 #: core, and a text costs the model milliseconds against microseconds of hand-over
@@ -118,7 +123,16 @@ def _sync(embeddings: Embeddings, background: Background, texts: list[str]) -> l
     return _gather(len(texts), cut, done)
 
 
+def computes_here(embeddings: Embeddings) -> bool:
+    """Whether ``embeddings`` compute in this process: no async API of their own."""
+    return type(embeddings).aembed_documents is Embeddings.aembed_documents
+
+
 async def _async(embeddings: Embeddings, background: Background, texts: list[str]) -> list[Any]:
+    if computes_here(embeddings):
+        job = background.submit(_sync, embeddings, background, texts, what="archive embedding")
+        vectors: list[Any] = await asyncio.wrap_future(job)
+        return vectors
     cut = parts(texts, _cores())
     if len(cut) < 2:
         return await embeddings.aembed_documents(texts)

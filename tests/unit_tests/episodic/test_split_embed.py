@@ -127,10 +127,12 @@ def test_a_part_the_busy_background_has_not_started_is_embedded_inline(
     assert busy.bg.errors == 0 and len(emb.calls) == 2  # the cancelled part never ran
 
 
-async def test_async_parts_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_async_parts_run_at_once_on_the_stores_executor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(split, "_cores", lambda: 2)
     emb = Recording(delay=0.2)
-    bg = Background(max_workers=1)
+    bg = Background(max_workers=2, name="store-executor")
     try:
         texts = _texts(24)
         out = await arun(_one_step(embed_in_parts(emb, bg, texts)))
@@ -138,6 +140,25 @@ async def test_async_parts_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
         bg.close()
     assert out == DeterministicEmbeddings().embed_documents(texts)
     assert sorted(size for size, _ in emb.calls) == [12, 12] and emb.overlap == 2
+    # never the event loop's default executor (the application's: LangChain runs sync
+    # models and tools there, and a turn would queue behind the archive)
+    assert {name.split("_")[0] for _, name in emb.calls} == {"store-executor"}
+
+
+async def test_embeddings_with_an_async_api_of_their_own_are_awaited() -> None:
+    class Remote(DeterministicEmbeddings):
+        async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+            awaited.append(len(texts))
+            return self.embed_documents(texts)
+
+    awaited: list[int] = []
+    bg = Background(max_workers=2)
+    try:
+        out = await arun(_one_step(embed_in_parts(Remote(), bg, _texts(3))))
+    finally:
+        bg.close()
+    assert awaited and sum(awaited) == 3 and len(out) == 3
+    assert split.computes_here(DeterministicEmbeddings()) and not split.computes_here(Remote())
 
 
 def test_one_core_or_one_text_make_one_call(monkeypatch: pytest.MonkeyPatch) -> None:

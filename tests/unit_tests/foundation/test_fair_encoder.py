@@ -129,3 +129,32 @@ def test_the_packaged_model_goes_through_the_scheduler_with_unchanged_vectors() 
     for run in together:
         for a, b in zip(run, alone, strict=True):
             assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-4
+
+
+def test_documents_leave_a_slot_to_queries_while_they_arrive() -> None:
+    engine = Engine()
+    fair = FairEncoder(engine, slots=2, chunk=1)
+    fair.encode(["warm"], True)  # a query just came: turns are being served
+    engine.gate = threading.Event()
+    docs = _threads(2, lambda i: fair.encode([f"d{i}"], False))
+    time.sleep(0.05)
+    assert engine.running == 1  # one archive chunk runs; the other slot waits for queries
+    query = _threads(1, lambda i: fair.encode(["q"], True))
+    time.sleep(0.05)
+    assert engine.running == 2 and engine.calls[-1] == (["q"], True)  # no wait for a chunk
+    engine.gate.set()
+    for t in [*docs, *query]:
+        t.join(10)
+
+
+def test_with_no_query_arriving_documents_use_every_slot() -> None:
+    engine = Engine()
+    engine.gate = threading.Event()
+    fair = FairEncoder(engine, slots=2, chunk=1)
+    fair.query_window = 0.0  # no query within the window: an archive alone (a session end)
+    docs = _threads(2, lambda i: fair.encode([f"d{i}"], False))
+    time.sleep(0.05)
+    assert engine.running == 2
+    engine.gate.set()
+    for t in docs:
+        t.join(10)

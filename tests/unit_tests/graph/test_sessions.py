@@ -144,10 +144,11 @@ async def test_aexpire_idle_sessions(
     graph, memory = make_graph(FakeChatModel(responses=[], default="ok"))
     middle = _two_threads(graph)
 
-    async def broken(*args: Any, **kwargs: Any) -> Any:
+    def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("chroma is down")
 
-    monkeypatch.setattr(episodes, "aarchive", broken)
+    # the archive runs on the layers' executor, off the event loop: its sync core
+    monkeypatch.setattr(episodes, "archive", broken)
     assert await aexpire_idle_sessions(graph, memory=memory, ttl=3600, now=middle + 3600) == []
     assert (await graph.aget_state(_cfg("old"))).values["messages"]
     monkeypatch.undo()
