@@ -147,6 +147,7 @@ class MemoryLayers:
         #: The one background executor of these layers (see :meth:`flush`, :meth:`close`).
         self.background = Background(name="langmem")
         redaction, caps = self.config.redaction, self.config.caps
+        self._owns_episodes = episodes is None
         self.episodes = episodes or EpisodeStore(
             storage=storage,
             embeddings=embeddings,
@@ -522,14 +523,18 @@ class MemoryLayers:
 
         :meth:`open` calls it on exit, and so does ``with MemoryLayers(...) as memory:``.
         Work submitted afterwards runs on the caller's thread. The stores you passed in
-        stay open: they are yours to close.
+        (``store=``, ``episodes=``...) stay open: they are yours to close.
         """
         self.flush()
+        if self._owns_episodes:  # its recall threads are ours; an episodes= given is yours
+            self.episodes.close()
         self.background.close()
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close` (``async with MemoryLayers(...) as memory:``)."""
         await self.aflush()
+        if self._owns_episodes:
+            await self.episodes.aclose()
         await self.background.aclose()
 
     def __enter__(self) -> MemoryLayers:

@@ -118,3 +118,12 @@ async def test_a_session_end_archives_off_the_event_loop(monkeypatch: pytest.Mon
     assert report.archived
     assert seen and loop_thread not in seen  # the archive's CPU work left the loop
     assert emb.threads and all(t.startswith("langmem") for t in emb.threads)
+
+
+async def test_closing_the_layers_ends_the_recall_threads() -> None:
+    memory = MemoryLayers(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
+    await memory.episodes.aarchive("ada", "s1", [HumanMessage("I moved to Oslo")])
+    await EpisodicRetriever(store=memory.episodes, user_id="ada").ainvoke("where")
+    assert any(t.name.startswith("langmem-recall") for t in threading.enumerate())
+    await memory.aclose()
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("langmem")]
