@@ -311,12 +311,14 @@ class Storage:
     def checkpointer(self) -> AbstractContextManager[SqliteSaver]:
         """A ``SqliteSaver`` on ``checkpoints.sqlite`` (set up), closed on exit.
 
-        Encrypted when the storage has an encryption key (:attr:`encrypted`).
+        Encrypted when the storage has an encryption key (:attr:`encrypted`). It serves
+        async runs too (``ainvoke``): its async methods run the sync ones in a worker
+        thread; :meth:`acheckpointer` is the native async saver.
         """
-        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langmem_layers.storage._dual import DualSqliteSaver
 
         serde = self._serde()
-        return self._open(self.checkpoints_path, lambda conn: SqliteSaver(conn, serde=serde))
+        return self._open(self.checkpoints_path, lambda conn: DualSqliteSaver(conn, serde=serde))
 
     def acheckpointer(self) -> AbstractAsyncContextManager[AsyncSqliteSaver]:
         """Async twin of :meth:`checkpointer`: an ``AsyncSqliteSaver`` (``async with``)."""
@@ -326,10 +328,14 @@ class Storage:
         return self._aopen(self.checkpoints_path, lambda conn: AsyncSqliteSaver(conn, serde=serde))
 
     def store(self) -> AbstractContextManager[SqliteStore]:
-        """A ``SqliteStore`` on ``store.sqlite`` (set up), closed on exit."""
-        from langgraph.store.sqlite import SqliteStore
+        """A ``SqliteStore`` on ``store.sqlite`` (set up), closed on exit.
 
-        return self._open(self.store_path, SqliteStore)
+        It serves async runs too (its ``abatch`` runs ``batch`` in a worker thread);
+        :meth:`astore` is the native async store.
+        """
+        from langmem_layers.storage._dual import DualSqliteStore
+
+        return self._open(self.store_path, DualSqliteStore)
 
     def astore(self) -> AbstractAsyncContextManager[AsyncSqliteStore]:
         """Async twin of :meth:`store`: an ``AsyncSqliteStore`` (``async with``)."""
@@ -415,12 +421,14 @@ def _log_once(key: str, message: str) -> None:
 def resolve_chat_model(
     model: BaseChatModel | str | None = None, *, purpose: str = ""
 ) -> BaseChatModel | None:
-    """Explicit model > ``ChatOpenAI`` from the environment > ``None`` (offline fallback).
+    """Explicit model > ``ChatOpenAI`` the environment opts in to > ``None`` (offline fallback).
 
-    The environment: ``OPENAI_API_KEY`` (OpenAI), or ``LANGMEM_OPENAI_BASE_URL``
-    (an OpenAI-compatible server such as llama.cpp's, vLLM or Ollama's ``/v1``;
-    it gets ``LANGMEM_OPENAI_API_KEY`` if set, never ``OPENAI_API_KEY``);
-    ``LANGMEM_OPENAI_MODEL`` names the model (default ``gpt-4o-mini``).
+    The layers never pick a network model on their own: ``OPENAI_API_KEY`` alone is not
+    read (conversations would leave the machine unasked). The opt-in is a ``LANGMEM_*``
+    variable: ``LANGMEM_OPENAI_MODEL`` (a model of OpenAI's, with ``OPENAI_API_KEY``) or
+    ``LANGMEM_OPENAI_BASE_URL`` (an OpenAI-compatible server such as llama.cpp's, vLLM or
+    Ollama's ``/v1``; it gets ``LANGMEM_OPENAI_API_KEY`` if set, never ``OPENAI_API_KEY``;
+    the model ``LANGMEM_OPENAI_MODEL``, default ``gpt-4o-mini``). The first use logs it.
 
     Args:
         model: A chat model, or a ``"provider:model"`` string for
@@ -455,12 +463,13 @@ def resolve_chat_model(
             f"{type(model).__name__}"
         )
     base_url = os.environ.get("LANGMEM_OPENAI_BASE_URL", "").strip()
-    if os.environ.get("OPENAI_API_KEY") or base_url:
+    chosen = os.environ.get("LANGMEM_OPENAI_MODEL", "").strip()
+    if chosen or base_url:
         from langchain_openai import ChatOpenAI
 
-        name = os.environ.get("LANGMEM_OPENAI_MODEL", DEFAULT_OPENAI_MODEL)
+        name = chosen or DEFAULT_OPENAI_MODEL
         options: dict[str, Any] = {"model": name, "temperature": 0}
-        where = "OPENAI_API_KEY"
+        where = f"LANGMEM_OPENAI_MODEL={name}"
         if base_url:
             from langmem_layers._core.llm import _safe_url
 
@@ -472,10 +481,11 @@ def resolve_chat_model(
             where = f"LANGMEM_OPENAI_BASE_URL={_safe_url(base_url)}"
         _log_once(f"openai:{where}", f"langmem_layers: using ChatOpenAI({name!r}) from {where}")
         return cast(BaseChatModel, ChatOpenAI(**options))
+    unused = " (OPENAI_API_KEY is set but not used: opt in with LANGMEM_OPENAI_MODEL)"
     _log_once(
         f"offline:{purpose}",
-        f"langmem_layers: no chat model and no OPENAI_API_KEY; {purpose or 'LLM steps'} "
-        "use the deterministic offline fallback",
+        f"langmem_layers: no chat model{unused if os.environ.get('OPENAI_API_KEY') else ''}; "
+        f"{purpose or 'LLM steps'} use the deterministic offline fallback",
     )
     return None
 

@@ -426,3 +426,46 @@ def test_openai_key_is_never_sent_to_another_base_url(monkeypatch: pytest.Monkey
     monkeypatch.setenv("LANGMEM_OPENAI_API_KEY", "local-key")
     chat = resolve_chat_model(None, purpose="test")
     assert chat.openai_api_key.get_secret_value() == "local-key"
+
+
+def test_openai_api_key_alone_never_picks_a_network_model(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Any
+) -> None:
+    """Issue 35, item 5: with OPENAI_API_KEY set and no model passed, no network model is used."""
+    import logging
+
+    from langmem_layers import MemoryLayers
+    from langmem_layers.semantic import OfflineProfileExtractor
+    from langmem_layers.storage import defaults, resolve_chat_model
+    from langmem_layers.testing import DeterministicEmbeddings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    for name in ("LANGMEM_OPENAI_MODEL", "LANGMEM_OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(defaults, "_LOGGED", set())
+    with caplog.at_level(logging.INFO):
+        assert resolve_chat_model(None, purpose="the check") is None
+        memory = MemoryLayers(storage=str(tmp_path), embeddings=DeterministicEmbeddings())
+    try:
+        assert memory.model is None and memory.policy._model() is None
+        assert isinstance(memory.updater.extractor, OfflineProfileExtractor)
+    finally:
+        memory.close()
+    assert "OPENAI_API_KEY is set but not used" in caplog.text
+
+
+def test_a_langmem_variable_opts_in_and_the_first_use_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from langmem_layers.storage import defaults, resolve_chat_model
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.setenv("LANGMEM_OPENAI_MODEL", "gpt-4o-mini")
+    monkeypatch.delenv("LANGMEM_OPENAI_BASE_URL", raising=False)
+    monkeypatch.setattr(defaults, "_LOGGED", set())
+    with caplog.at_level(logging.INFO):
+        chat: Any = resolve_chat_model(None, purpose="opt-in check")
+    assert chat.model_name == "gpt-4o-mini"
+    assert "using ChatOpenAI('gpt-4o-mini') from LANGMEM_OPENAI_MODEL=gpt-4o-mini" in caplog.text
