@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         build_memory_graph,
         create_memory_graph_builder,
     )
+    from langmem_layers.agent.kit import MemoryState, amemory_messages, memory_messages
     from langmem_layers.agent.middleware import MemoryMiddleware
     from langmem_layers.agent.sessions import (
         SessionEndReport,
@@ -69,6 +70,7 @@ __all__ = (
     "MemoryItem",
     "MemoryLayers",
     "MemoryMiddleware",
+    "MemoryState",
     "MissingUserIdError",
     "OutputCaps",
     "ProceduralMemory",
@@ -86,15 +88,20 @@ __all__ = (
     "WritePolicy",
     "aend_session",
     "aexpire_idle_sessions",
+    "amemory_messages",
     "build_memory_graph",
     "create_memory_graph_builder",
     "create_memory_tools",
     "end_session",
     "expire_idle_sessions",
+    "memory_messages",
     "record_tool",
 )
 
 _dynamic_imports = {
+    "MemoryState": ".agent.kit",
+    "amemory_messages": ".agent.kit",
+    "memory_messages": ".agent.kit",
     "MemoryGraphState": ".agent.graph",
     "build_memory_graph": ".agent.graph",
     "create_memory_graph_builder": ".agent.graph",

@@ -14,10 +14,12 @@ Nothing is attached to a graph: whoever needs the layers is given this object.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -45,9 +47,24 @@ from langmem_layers.users.forget import (
     forget_user_everywhere,
 )
 from langmem_layers.users.items import MemoryItem
+from langmem_layers.users.results import AddResult, UserMemories
 from langmem_layers.working import create_window_node
 
 __all__ = ["MemoryLayers"]
+
+
+class Nodes(Protocol):
+    """What ``memory.nodes`` offers (built by ``langmem_layers.agent.kit.MemoryNodes``)."""
+
+    recall: Runnable[Any, Any]
+    after_turn: Runnable[Any, Any]
+    profile: Runnable[Any, Any]
+    archive: Runnable[Any, Any]
+    window: Runnable[Any, Any]
+
+    def tools(self, tools: Sequence[Any], /, **options: Any) -> Any:
+        """A ``ToolNode`` whose hooks record each call's outcome."""
+        ...
 
 
 class MemoryLayers:
@@ -204,9 +221,23 @@ class MemoryLayers:
         #: The checkpointer of the threads (``store=``/``checkpointer=``, or :meth:`open`'s).
         self.checkpointer: BaseCheckpointSaver[Any] | None = checkpointer
         self._opened = False
+        self._nodes: Nodes | None = None
 
     def __repr__(self) -> str:
         return f"MemoryLayers({self.config!r})"
+
+    @property
+    def nodes(self) -> Nodes:
+        """The memory's LangGraph nodes for your own ``StateGraph`` (built once).
+
+        ``recall``, ``after_turn``, ``profile``, ``archive``, ``window`` and
+        ``tools(tools)``: see :class:`~langmem_layers.agent.kit.MemoryNodes`.
+        """
+        if self._nodes is None:
+            from langmem_layers.agent.kit import MemoryNodes  # the agent package ranks above
+
+            self._nodes = MemoryNodes(self)
+        return self._nodes
 
     @classmethod
     @contextmanager
@@ -229,9 +260,10 @@ class MemoryLayers:
         Example:
             >>> import tempfile
             >>> from langmem_layers import MemoryLayers
+            >>> from langgraph.store.sqlite import SqliteStore
             >>> with MemoryLayers.open(tempfile.mkdtemp()) as memory:
-            ...     type(memory.profiles.store).__name__
-            'SqliteStore'
+            ...     isinstance(memory.store, SqliteStore)
+            True
 
         """
         folder = storage if isinstance(storage, Storage) else Storage(storage)
@@ -248,6 +280,50 @@ class MemoryLayers:
                 yield layers
             finally:
                 layers.close()
+
+    @classmethod
+    @asynccontextmanager
+    async def aopen(
+        cls,
+        storage: Storage | str | None = None,
+        /,
+        *,
+        config: MemoryConfig | None = None,
+        model: BaseChatModel | None = None,
+    ) -> AsyncIterator[MemoryLayers]:
+        """Async twin of :meth:`open`: the same folder on native async backends.
+
+        The profile and the tool log go to an ``AsyncSqliteStore``, threads to an
+        ``AsyncSqliteSaver`` (``memory.store``, ``memory.checkpointer``: pass them to
+        ``compile(...)`` or ``create_agent(...)``), episodes to the folder's Chroma
+        database. Building the layers (opening Chroma) runs in a worker thread; on exit
+        background work is awaited and the backends closed. Use the ``a*`` methods of
+        the facade here (``await memory.asearch(...)``); :meth:`open`'s backends serve
+        both sync and async runs.
+
+        Example:
+            >>> import asyncio, tempfile
+            >>> from langmem_layers import MemoryLayers
+            >>> async def main():
+            ...     async with MemoryLayers.aopen(tempfile.mkdtemp()) as memory:
+            ...         await memory.aadd("I live in Oslo", user_id="ada")
+            ...         return [i.text for i in await memory.asearch("Oslo", user_id="ada")]
+            >>> asyncio.run(main())[0]
+            'context.location: Oslo'
+
+        """
+        folder = storage if isinstance(storage, Storage) else Storage(storage)
+        async with folder.astore() as store, folder.acheckpointer() as saver:
+            layers = await asyncio.to_thread(
+                partial(
+                    cls, config=config, storage=folder, store=store, checkpointer=saver, model=model
+                )
+            )
+            layers._opened = True
+            try:
+                yield layers
+            finally:
+                await layers.aclose()
 
     def stats(self) -> dict[str, Any]:
         """What the layers' model calls and extractions did (counters, for logs and tests).
@@ -293,15 +369,23 @@ class MemoryLayers:
             ) from None
 
     def add(
-        self, messages: str | Sequence[Any], *, user_id: str, session_id: str | None = None
-    ) -> dict[str, Any]:
+        self,
+        messages: str | Sequence[Any],
+        *,
+        user_id: str,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> AddResult:
         """Archive messages (or one text) as a session and extract the profile from them.
 
-        What a session end does, outside any graph: one episode (with its turns) and the
-        profile changes the extraction made (the layers' model, else the offline rules).
+        What a session end does, outside any graph: one episode with every message as a
+        turn (however short the session), and the profile changes the extraction made
+        (the layers' model, else the offline rules). ``metadata`` (flat: at most 20
+        ``str`` keys, string/number/boolean values) is stored with the episode and its
+        turns, returned with them and matched by ``search(..., filters=...)``.
 
         Returns:
-            ``{"episode": "episode:<id>", "session_id": ..., "profile_changes": [...]}``.
+            An :class:`~langmem_layers.users.AddResult` (``.to_dict()`` for plain data).
 
         Example:
             >>> import tempfile
@@ -312,14 +396,21 @@ class MemoryLayers:
             ['tech_stack.database: PostgreSQL', 'user: We moved from MySQL to PostgreSQL']
 
         """
-        return run(items.add_core(self, self._scoped(user_id), messages, session_id=session_id))
+        uid = self._scoped(user_id)
+        return run(items.add_core(self, uid, messages, session_id=session_id, metadata=metadata))
 
     async def aadd(
-        self, messages: str | Sequence[Any], *, user_id: str, session_id: str | None = None
-    ) -> dict[str, Any]:
+        self,
+        messages: str | Sequence[Any],
+        *,
+        user_id: str,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> AddResult:
         """Async twin of :meth:`add`."""
         uid = self._scoped(user_id)
-        return await arun(items.add_core(self, uid, messages, session_id=session_id))
+        core = items.add_core(self, uid, messages, session_id=session_id, metadata=metadata)
+        return await arun(core)
 
     def save(
         self, text: str, *, user_id: str, field: str | None = None, key: str | None = None
@@ -349,71 +440,89 @@ class MemoryLayers:
         query: str,
         *,
         user_id: str,
+        limit: int = 8,
         scope: items.Scope = "all",
-        k: int = 8,
         since: datetime | float | None = None,
         until: datetime | float | None = None,
-        fenced: bool = False,
-    ) -> Any:
+        filters: Mapping[str, Any] | None = None,
+    ) -> list[MemoryItem]:
         """The user's memories for ``query``, best first: profile items, notes, episodes, turns.
 
         Args:
             query: What to look for.
             user_id: Whose memories (exactly this user's).
+            limit: At most this many items (1-50).
             scope: ``"all"``, ``"profile"``, ``"notes"``, ``"episodes"`` or ``"turns"``.
-            k: At most this many items (1-50).
             since: Only sessions from then on (datetime or Unix seconds; the profile,
                 which has no session time, is left out when ``since``/``until`` are given).
             until: Only sessions until then.
-            fenced: Return the items rendered as one fenced prompt section
-                (:func:`~langmem_layers.users.render_items`) instead of a list.
+            filters: Only items whose metadata (given to :meth:`add`) has exactly these
+                values (the profile, which has none, is left out).
 
         Returns:
-            A list of :class:`~langmem_layers.users.MemoryItem` (or a ``str`` if ``fenced``).
+            :class:`~langmem_layers.users.MemoryItem` s; for a prompt section,
+            :func:`~langmem_layers.users.render_items` fences them.
 
         """
         uid = self._scoped(user_id)
-        found = run(items.search_core(self, uid, query, scope=scope, k=k, since=since, until=until))
-        return items.render_items(found) if fenced else found
+        core = items.search_core(
+            self, uid, query, scope=scope, k=limit, since=since, until=until, filters=filters
+        )
+        return run(core)
 
     async def asearch(
         self,
         query: str,
         *,
         user_id: str,
+        limit: int = 8,
         scope: items.Scope = "all",
-        k: int = 8,
         since: datetime | float | None = None,
         until: datetime | float | None = None,
-        fenced: bool = False,
-    ) -> Any:
+        filters: Mapping[str, Any] | None = None,
+    ) -> list[MemoryItem]:
         """Async twin of :meth:`search`."""
         uid = self._scoped(user_id)
-        core = items.search_core(self, uid, query, scope=scope, k=k, since=since, until=until)
-        found = await arun(core)
-        return items.render_items(found) if fenced else found
+        core = items.search_core(
+            self, uid, query, scope=scope, k=limit, since=since, until=until, filters=filters
+        )
+        return await arun(core)
 
-    def get_all(self, user_id: str) -> dict[str, Any]:
-        """Everything the layers hold for the user, as plain data with ids.
+    def get_all(self, user_id: str) -> UserMemories:
+        """Everything the layers hold for the user: profile, episodes with turns, notes, tools.
 
-        Profile items, episodes with their turns, saved notes and tool statistics.
+        Returns:
+            A :class:`~langmem_layers.users.UserMemories` (``.to_dict()`` for plain data).
+
         """
         return run(items.get_all_core(self, self._scoped(user_id)))
 
-    async def aget_all(self, user_id: str) -> dict[str, Any]:
+    async def aget_all(self, user_id: str) -> UserMemories:
         """Async twin of :meth:`get_all`."""
         return await arun(items.get_all_core(self, self._scoped(user_id)))
 
-    def history(self, user_id: str, field: str | None = None) -> list[HistoryRecord]:
-        """Every change of the user's profile and notes, oldest first.
+    def history(
+        self, memory_id: str | None = None, *, user_id: str, field: str | None = None
+    ) -> list[HistoryRecord]:
+        """The changes of one item (``memory_id``), or of the user's whole profile and notes.
 
-        ``field`` keeps one profile field's changes (``"note"``: the notes').
+        Oldest first. ``memory_id`` is an id :meth:`search` gave (``profile:...`` or
+        ``note:...``); ``field`` keeps one profile field's changes (``"note"``: the notes').
+
+        Raises:
+            ConfigurationError: ``memory_id`` is not a memory id, or no change of it is
+                recorded for this user (an episode or a turn has none: it is never rewritten).
+
         """
-        return run(items.history_core(self, self._scoped(user_id), field))
+        uid = self._scoped(user_id)
+        return run(items.history_core(self, uid, field, memory_id=memory_id))
 
-    async def ahistory(self, user_id: str, field: str | None = None) -> list[HistoryRecord]:
+    async def ahistory(
+        self, memory_id: str | None = None, *, user_id: str, field: str | None = None
+    ) -> list[HistoryRecord]:
         """Async twin of :meth:`history`."""
-        return await arun(items.history_core(self, self._scoped(user_id), field))
+        uid = self._scoped(user_id)
+        return await arun(items.history_core(self, uid, field, memory_id=memory_id))
 
     def update(self, memory_id: str, text: str, *, user_id: str) -> MemoryItem:
         """Correct a profile item or a note by id; the history keeps the replaced value.
@@ -496,6 +605,18 @@ class MemoryLayers:
         return await aforget_user_everywhere(
             uid, store=self.profiles.store, memory=self, storage=self._folder(), skip=skip
         )
+
+    def delete_all(self, *, user_id: str) -> ForgetReport:
+        """Delete every memory of the user: profile and its history, episodes, notes, tools.
+
+        The user's conversation threads stay (they are the application's working state;
+        :meth:`forget` removes them too). Files are compacted as :meth:`forget` does.
+        """
+        return self.forget(user_id, skip=("threads",))
+
+    async def adelete_all(self, *, user_id: str) -> ForgetReport:
+        """Async twin of :meth:`delete_all`."""
+        return await self.aforget(user_id, skip=("threads",))
 
     def _folder(self) -> Storage | None:
         """The folder whose files forgetting compacts: the one :meth:`open` opened."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import unicodedata
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage, convert_to_messages
@@ -269,3 +269,57 @@ def check_type(name: str, value: Any, kind: type[T], fix: str) -> T | None:
     if value is not None and not isinstance(value, kind):
         raise TypeError(f"{name} must be a {kind.__name__}, got {value!r}; {fix}")
     return value
+
+
+#: Prefix of an application's own metadata keys in the episode store (``meta:<key>``).
+METADATA_PREFIX = "meta:"
+_METADATA_KEYS, _METADATA_CHARS = 20, 500
+
+
+def check_metadata(metadata: Any) -> dict[str, str | int | float | bool]:
+    """An application's metadata for stored records: at most 20 flat ``str`` -> scalar pairs.
+
+    Keys are non-empty strings of at most 64 characters; values are strings (at most
+    500 characters), numbers or booleans: what Chroma can store and filter on exactly.
+
+    Raises:
+        ConfigurationError: not a mapping, too many keys, or a key or value of another shape.
+
+    Example:
+        >>> from langmem_layers._core.checks import check_metadata
+        >>> check_metadata({"source": "email", "priority": 2})
+        {'source': 'email', 'priority': 2}
+
+    """
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise ConfigurationError(
+            f"metadata must be a dict of str -> str/int/float/bool, got {type(metadata).__name__}"
+        )
+    if len(metadata) > _METADATA_KEYS:
+        raise ConfigurationError(
+            f"metadata has {len(metadata)} keys; at most {_METADATA_KEYS} (keep what you filter on)"
+        )
+    out: dict[str, str | int | float | bool] = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not key.strip() or len(key) > 64:
+            raise ConfigurationError(
+                f"metadata key {key!r} must be a non-empty string of at most 64 characters"
+            )
+        ok = isinstance(value, str | int | float | bool) and (
+            not isinstance(value, float) or value == value
+        )
+        if not ok or (isinstance(value, str) and len(value) > _METADATA_CHARS):
+            raise ConfigurationError(
+                f"metadata value of {key!r} must be a string (at most {_METADATA_CHARS} "
+                f"characters), a number or a boolean, got {value!r:.80}"
+            )
+        out[key] = value
+    return out
+
+
+def app_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The application's own metadata of a stored record (its ``meta:`` keys, unprefixed)."""
+    n = len(METADATA_PREFIX)
+    return {k[n:]: v for k, v in meta.items() if k.startswith(METADATA_PREFIX)}

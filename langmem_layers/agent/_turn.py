@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage
 
 from langmem_layers._core.checks import content_problem
 from langmem_layers._core.steps import Call, Core, run, twin
+from langmem_layers.agent._transcript import session_messages
 from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
 from langmem_layers.errors import ConfigurationError, LangmemError, ThreadOwnershipError
 from langmem_layers.identity import Identity, RunScope, normalize_user_id
@@ -101,23 +102,52 @@ def check_user_message(messages: Sequence[Any]) -> None:
 
 
 def after_turn(
-    memory: MemoryLayers, messages: Sequence[BaseMessage], ident: Identity, store: Any = None
+    memory: MemoryLayers,
+    messages: Sequence[BaseMessage],
+    ident: Identity,
+    store: Any = None,
+    *,
+    extract: bool = True,
 ) -> Core[None]:
-    """After a turn: extract the profile if due; archive on "remember this" or a decision."""
-    yield twin(
-        memory.updater.maybe_update,
-        memory.updater.amaybe_update,
-        messages,
-        user_id=ident.user_id,
-        thread_id=ident.thread_id,
-        store=store,
-    )
+    """After a turn: extract the profile if due; archive on "remember this" or a decision.
+
+    The archive reads the thread's whole transcript (the layers' checkpointer holds
+    the turns the window folded away), never the window alone.
+    """
+    if extract:
+        yield twin(
+            memory.updater.maybe_update,
+            memory.updater.amaybe_update,
+            messages,
+            user_id=ident.user_id,
+            thread_id=ident.thread_id,
+            store=store,
+        )
     reason = WritePolicy.trigger(messages)
-    if reason is not None and ident.thread_id:
-        step = Call(
+    if reason is None or not ident.thread_id:
+        return
+    job = _archive(memory, list(messages), ident, reason)
+    if memory.config.background_archive or memory.config.background_extraction:
+        # the reply does not need it: off the turn's path, in order per thread
+        # (session end waits for it, MemoryLayers.flush() waits for all)
+        # (the sync archive on the layers' executor for async runs too: it needs no
+        # graph store, and it survives the end of the caller's event loop)
+        key = (ident.user_id, ident.thread_id)
+        background = _background_archive(job, ident.thread_id)
+        yield Call(_submit_archive, _asubmit_archive, (memory, key, background))
+    else:
+        yield from job
+
+
+def _archive(
+    memory: MemoryLayers, messages: list[BaseMessage], ident: Identity, reason: Any
+) -> Core[Any]:
+    transcript = yield from session_messages(memory.checkpointer, str(ident.thread_id), messages)
+    return (
+        yield Call(
             archive_session,
             aarchive_session,
-            (memory.episodes, list(messages)),
+            (memory.episodes, transcript),
             {
                 "user_id": ident.user_id,
                 "session_id": ident.thread_id,
@@ -125,17 +155,7 @@ def after_turn(
                 "policy": memory.policy,
             },
         )
-        if memory.config.background_archive or memory.config.background_extraction:
-            # the reply does not need it: off the turn's path, in order per thread
-            # (session end waits for it, MemoryLayers.flush() waits for all)
-            # (the sync archive on the layers' executor for async runs too: it needs no
-            # graph store, and it survives the end of the caller's event loop)
-            job = _background_archive(step, ident.thread_id)
-            yield Call(
-                _submit_archive, _asubmit_archive, (memory, (ident.user_id, ident.thread_id), job)
-            )
-        else:
-            yield step
+    )
 
 
 #: The background archives submitted and not finished, per layers and (user, thread).
@@ -201,10 +221,10 @@ def wait_for_archive(memory: MemoryLayers, user_id: str, thread_id: str) -> Core
     return settled
 
 
-def _background_archive(step: Call[Any], thread_id: str) -> Core[None]:
+def _background_archive(job: Core[Any], thread_id: str) -> Core[None]:
     """An archive run in the background: a failure is logged, never raised."""
     try:
-        yield step
+        yield from job
     except Exception:
         logger.exception(
             "background archive of thread %r failed; it is archived again at session end",

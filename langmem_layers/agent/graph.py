@@ -33,13 +33,11 @@ from langchain_core.runnables.config import merge_configs
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
 
 from langmem_layers._core.steps import Core, arun, invoke, node, run, store_call
 from langmem_layers.agent._budget import BudgetReport, Section, fill_budget
 from langmem_layers.agent._turn import (
-    after_turn,
     check_thread_owner,
     check_user_message,
     memory_sections,
@@ -198,19 +196,6 @@ class _ReferenceNodes:
         self.tools = list(tools)
         self.model = model.bind_tools(self.tools) if self.tools else model
 
-    def load_memory(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
-        """Check the thread's owner and the message, then recall episodes for the latest turn.
-
-        The run's preflight (:func:`_owner_preflight`) checked both already; this is the
-        check of a subgraph call, which has no preflight of its own.
-        """
-        ident = _identity(config)
-        check_thread_owner(state.get("user_id"), ident.user_id, ident.thread_id)
-        check_user_message(state.get("messages") or [])
-        update: dict[str, Any] = dict((yield invoke(self.memory.recall_node, state, config)))
-        update["user_id"] = ident.user_id
-        return update
-
     def agent(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
         """Call the model with the memory sections, within the budget."""
         memory = self.memory
@@ -229,15 +214,6 @@ class _ReferenceNodes:
         reply = yield invoke(self.model, prompt, config)
         return {"messages": [reply], "memory_report": dict(report.used)}
 
-    def update_memory(
-        self, state: Mapping[str, Any], config: RunnableConfig
-    ) -> Core[dict[str, Any]]:
-        """Extract the profile if due, archive if asked, then trim the window."""
-        messages = list(state.get("messages") or [])
-        store = self.memory.profiles.store
-        yield from after_turn(self.memory, messages, _identity(config), store)
-        return dict((yield invoke(self.memory.window_node, state, config)))
-
     def route(self, state: Mapping[str, Any]) -> str:
         """``tools`` after a tool call, else ``update_memory``."""
         messages: list[AnyMessage] = list(state.get("messages") or [])
@@ -245,16 +221,6 @@ class _ReferenceNodes:
         if isinstance(last, AIMessage) and last.tool_calls and self.tools:
             return "tools"
         return "update_memory"
-
-    def tool_node(self) -> ToolNode:
-        """A ``ToolNode`` whose hooks record every call's outcome."""
-        hooks = self.memory.tool_hooks
-        return ToolNode(
-            self.tools,
-            handle_tool_errors=self.memory.config.handle_tool_errors,
-            wrap_tool_call=hooks.wrap_tool_call,
-            awrap_tool_call=hooks.awrap_tool_call,
-        )
 
 
 # ------------------------------------------------------------ thread ownership
@@ -384,12 +350,13 @@ def create_memory_graph_builder(
     builder = _MemoryGraphBuilder(
         MemoryGraphState, context_schema=MemoryContext, input_schema=_MemoryGraphInput
     )
-    builder.add_node("load_memory", node(nodes.load_memory, name="load_memory"))
+    # the kit's nodes (memory.nodes): the same ones a graph of your own uses
+    builder.add_node("load_memory", memory.nodes.recall)
     builder.add_node("agent", node(nodes.agent, name="agent"))
-    builder.add_node("update_memory", node(nodes.update_memory, name="update_memory"))
+    builder.add_node("update_memory", memory.nodes.after_turn)
     targets = ["update_memory"]
     if nodes.tools:
-        builder.add_node("tools", nodes.tool_node())
+        builder.add_node("tools", memory.nodes.tools(nodes.tools))
         builder.add_edge("tools", "agent")
         targets.insert(0, "tools")
     builder.add_edge(START, "load_memory")

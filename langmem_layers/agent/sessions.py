@@ -22,17 +22,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langmem_layers._core.checks import check_thread_id
 from langmem_layers._core.steps import Core, arun, collect, offloaded, run, store_call, twin
+from langmem_layers._core.text import message_text
+from langmem_layers.agent._transcript import merge_messages, saver_transcript
 from langmem_layers.agent._turn import check_thread_owner, wait_for_archive
 from langmem_layers.episodic import archive_session, episode_id_for
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, UnknownThreadError
@@ -59,13 +60,25 @@ _NO_USER = (
 
 @dataclass(slots=True, frozen=True)
 class SessionEndReport:
-    """What ending one session did.
+    """What ending one session did, and what was kept of it.
+
+    Attributes:
+        thread_id: The session.
+        user_id: Its owner, whose memory it went to.
+        archived: Whether an episode was written (every session with text is).
+        reason: Why it was archived, and how (``"session_end: LLM judge"``...).
+        episode_id: The episode's id (``None``: nothing archived).
+        messages: Messages of the whole transcript (the window's folded ones too).
+        profile_changes: Profile changes the last extraction made.
+        deleted: Whether the thread was deleted afterwards (idle expiry).
+        turns_kept: Turns stored with the episode, searchable from now on.
+        kept: What was kept, in words.
 
     Example:
         >>> from langmem_layers import SessionEndReport
-        >>> SessionEndReport("t1", "ada", archived=False, reason="trivial", episode_id=None,
-        ...                  messages=2, profile_changes=0).archived
-        False
+        >>> SessionEndReport("t1", "ada", archived=False, reason="empty", episode_id=None,
+        ...                  messages=0, profile_changes=0).kept
+        'nothing'
 
     """
 
@@ -77,6 +90,12 @@ class SessionEndReport:
     messages: int
     profile_changes: int
     deleted: bool = False
+    turns_kept: int = 0
+    kept: str = "nothing"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain data."""
+        return asdict(self)
 
 
 def _layers(memory: Any) -> MemoryLayers:
@@ -87,19 +106,6 @@ def _layers(memory: Any) -> MemoryLayers:
             "to build_memory_graph(..., memory=memory) or MemoryMiddleware(memory), and here"
         )
     return memory
-
-
-def _merge(values: Iterable[Mapping[str, Any]], refused: Iterable[str] = ()) -> list[BaseMessage]:
-    """The messages of every state in ``values`` (oldest first), each once."""
-    seen: set[str] = set(refused)
-    out: list[BaseMessage] = []
-    for state in values:
-        for msg in state.get("messages") or []:
-            key = msg.id or f"{msg.type}:{msg.content!r}"
-            if key not in seen:
-                seen.add(key)
-                out.append(msg)
-    return out
 
 
 def _config(thread_id: str) -> dict[str, Any]:
@@ -133,19 +139,11 @@ def _transcript(graph: Any, thread_id: str) -> Core[list[BaseMessage]]:
     thread_id = check_thread_id(thread_id)
     saver = getattr(graph, "checkpointer", None)
     if isinstance(saver, BaseCheckpointSaver):
-        # the checkpoints' own values, read with the saver's public list: the graph's
-        # state history would also plan each checkpoint's next tasks, work a transcript
-        # does not need (several times the cost of reading a session at its end)
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-        tuples = yield collect(saver.list, saver.alist, config)
-        values = [t.checkpoint.get("channel_values") or {} for t in tuples]
-    else:
-        history = yield collect(
-            graph.get_state_history, graph.aget_state_history, _config(thread_id)
-        )
-        values = [snap.values or {} for snap in history]
+        return (yield from saver_transcript(saver, thread_id))
+    history = yield collect(graph.get_state_history, graph.aget_state_history, _config(thread_id))
+    values = [snap.values or {} for snap in history]
     refused = values[0].get("thread_refused") or () if values else ()
-    return _merge(reversed(values), refused)
+    return merge_messages(reversed(values), refused)
 
 
 def _owner(values: Mapping[str, Any]) -> Any:
@@ -270,6 +268,8 @@ def _end(
 def _report(
     thread_id: str, uid: str, decision: Any, messages: list[BaseMessage], changes: Any
 ) -> SessionEndReport:
+    turns = sum(1 for m in messages if message_text(m).strip()) if decision.archive else 0
+    by = "the model's summary" if decision.source == "llm" else "the offline summary"
     return SessionEndReport(
         thread_id=thread_id,
         user_id=uid,
@@ -278,6 +278,8 @@ def _report(
         episode_id=episode_id_for(uid, thread_id) if decision.archive else None,
         messages=len(messages),
         profile_changes=len(changes or []),
+        turns_kept=turns,
+        kept=f"{turns} turns and an episode with {by}" if decision.archive else "nothing",
     )
 
 

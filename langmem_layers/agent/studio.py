@@ -26,11 +26,11 @@ Environment variables, read when the module is imported:
 * ``LANGMEM_CHROMA_PORT``: its port (default ``8000``).
 * ``LANGMEM_HOME``: without ``LANGMEM_CHROMA_HOST``, episodes go to Chroma in
   this storage folder (default ``./.langmem`` in the server's working directory).
-* ``OPENAI_API_KEY``, or ``LANGMEM_OPENAI_BASE_URL`` (an OpenAI-compatible
-  server of your own, e.g. llama.cpp's ``http://127.0.0.1:8080/v1``), with
-  ``LANGMEM_OPENAI_MODEL``: the agent model and the memory's own model are
+* ``LANGMEM_OPENAI_MODEL`` (with ``OPENAI_API_KEY``), or ``LANGMEM_OPENAI_BASE_URL``
+  (an OpenAI-compatible server of your own, e.g. llama.cpp's
+  ``http://127.0.0.1:8080/v1``): the agent model and the memory's own model are
   ``ChatOpenAI`` on that endpoint; otherwise the offline demo model and the
-  offline memory paths.
+  offline memory paths (``OPENAI_API_KEY`` alone is never read).
 * ``LANGMEM_STRUCTURED_OUTPUT``, ``LANGMEM_MODEL_TIMEOUT_S``,
   ``LANGMEM_MODEL_CIRCUIT_FAILURES``, ``LANGMEM_MODEL_CIRCUIT_COOLDOWN_S``: how
   the memory calls its model (see :class:`~langmem_layers.MemoryConfig`).

@@ -14,6 +14,11 @@
   keeps what was replaced);
 * ``delete_memory``: any item, by id.
 
+For code moving from LangMem, :func:`create_manage_memory_tool` (``content``, ``action``
+= ``create`` | ``update`` | ``delete``, ``id``) and :func:`create_search_memory_tool`
+(``query``, ``limit``, ``offset``, ``filter``) give the same operations in LangMem's tool
+shape, over the same item cores (redaction, caps and history included).
+
 **Whose memory.** The user id is never a tool argument: it comes from the run
 (``Runtime.context`` / ``context={"user_id": ...}``, else
 ``config["configurable"]["user_id"]``), exactly as for the memory nodes and the
@@ -32,14 +37,15 @@ from typing import Any, Literal, TypeVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field
 
+from langmem_layers._core.steps import Core, arun, run, twin
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.identity import current_runtime, normalize_user_id, resolve_identity
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.safety.fences import one_line
-from langmem_layers.users.items import MemoryItem, render_items
+from langmem_layers.users.items import MemoryItem, Scope, render_items
 
 __all__ = [
     "MEMORY_TOOL_NAMES",
@@ -47,7 +53,9 @@ __all__ = [
     "DeleteMemoryTool",
     "SaveMemoryTool",
     "SearchMemoryTool",
+    "create_manage_memory_tool",
     "create_memory_tools",
+    "create_search_memory_tool",
 ]
 
 T = TypeVar("T")
@@ -138,43 +146,67 @@ class _MemoryTool(BaseTool):
         """The layers, typed."""
         return self.memory
 
-    def _user(self, config: RunnableConfig | None) -> str:
-        """The run's user (or the bound one); another user's run is refused."""
-        runtime = current_runtime()
-        if self.user_id is None:
-            return resolve_identity(runtime=runtime, config=config).user_id
-        try:
-            run_user = resolve_identity(runtime=runtime, config=config).user_id
-        except MissingUserIdError:
-            return self.user_id
-        if run_user != self.user_id:
-            raise ConfigurationError(
-                f"the {self.name} tool is bound to another user than this run's: create "
-                "memory tools without user_id= to use the run's user"
-            )
-        return self.user_id
-
     def _guard(self, config: RunnableConfig | None, action: Callable[[str], T]) -> T:
         """``action(user)`` for the run's user; mistakes the model can fix become its message."""
-        uid = self._user(config)
-        try:
-            return action(uid)
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise ToolException(str(e)) from e
+        return _guarded(self.user_id, self.name, config, action)
 
     async def _aguard(
         self, config: RunnableConfig | None, action: Callable[[str], Awaitable[T]]
     ) -> T:
         """Async twin of :meth:`_guard`."""
-        uid = self._user(config)
-        try:
-            return await action(uid)
-        except MissingUserIdError:
-            raise
-        except ConfigurationError as e:
-            raise ToolException(str(e)) from e
+        return await _aguarded(self.user_id, self.name, config, action)
+
+
+def _tool_user(bound: str | None, tool: str, config: RunnableConfig | None) -> str:
+    """The run's user (or the bound one); another user's run is refused.
+
+    Shared by every memory tool, whatever builds it: the user is never a tool argument.
+    """
+    runtime = current_runtime()
+    if bound is None:
+        return resolve_identity(runtime=runtime, config=config).user_id
+    try:
+        run_user = resolve_identity(runtime=runtime, config=config).user_id
+    except MissingUserIdError:
+        return bound
+    if run_user != bound:
+        raise ConfigurationError(
+            f"the {tool} tool is bound to another user than this run's: create "
+            "memory tools without user_id= to use the run's user"
+        )
+    return bound
+
+
+def _guarded(
+    bound: str | None, tool: str, config: RunnableConfig | None, action: Callable[[str], T]
+) -> T:
+    """``action(user)`` for the run's user; mistakes the model can fix become its message.
+
+    A missing user id is the application's mistake: it is raised, never shown to the model.
+    """
+    uid = _tool_user(bound, tool, config)
+    try:
+        return action(uid)
+    except MissingUserIdError:
+        raise
+    except ConfigurationError as e:
+        raise ToolException(str(e)) from e
+
+
+async def _aguarded(
+    bound: str | None,
+    tool: str,
+    config: RunnableConfig | None,
+    action: Callable[[str], Awaitable[T]],
+) -> T:
+    """Async twin of :func:`_guarded`."""
+    uid = _tool_user(bound, tool, config)
+    try:
+        return await action(uid)
+    except MissingUserIdError:
+        raise
+    except ConfigurationError as e:
+        raise ToolException(str(e)) from e
 
 
 def _found(items: Sequence[MemoryItem]) -> tuple[str, list[dict[str, Any]]]:
@@ -233,7 +265,7 @@ def _search_args(
     return {
         "query": query,
         "scope": scope,
-        "k": k,
+        "limit": k,  # MemoryLayers.search's name for how many
         "since": _date(since, "since"),
         "until": _date(until, "until"),
     }
@@ -372,6 +404,15 @@ class DeleteMemoryTool(_MemoryTool):
         return await self._aguard(config, delete)
 
 
+def _check_memory(memory: object) -> MemoryLayers:
+    if not isinstance(memory, MemoryLayers):
+        raise ConfigurationError(
+            f"memory must be a MemoryLayers, got {type(memory).__name__}; pass the layers "
+            "your graph or middleware uses"
+        )
+    return memory
+
+
 _TOOLS: dict[str, type[_MemoryTool]] = {
     "search_memory": SearchMemoryTool,
     "save_memory": SaveMemoryTool,
@@ -413,14 +454,335 @@ def create_memory_tools(
         True
 
     """
-    if not isinstance(memory, MemoryLayers):
-        raise ConfigurationError(
-            f"memory must be a MemoryLayers, got {type(memory).__name__}; pass the layers "
-            "your graph or middleware uses"
-        )
+    _check_memory(memory)
     unknown = [n for n in include if n not in _TOOLS]
     if unknown or isinstance(include, str):
         raise ConfigurationError(
             f"unknown memory tool(s) {unknown or include!r}; choose from {', '.join(_TOOLS)}"
         )
     return [_TOOLS[name](memory=memory, user_id=user_id) for name in include]  # type: ignore[call-arg]
+
+
+# ----------------------------------------------------------- LangMem-shaped tools
+_Action = Literal["create", "update", "delete"]  # what the manage tool does
+
+_SEARCH_CAP = 50  # MemoryLayers.search ranks at most this many items (its k)
+_FILTER_KEYS = ("kind", "session_id", "field", "key", "topic", "episode_id")
+_KIND_SCOPES: dict[str, Scope] = {
+    "profile": "profile",
+    "note": "notes",
+    "episode": "episodes",
+    "turn": "turns",
+}
+
+_MANAGE_DESCRIPTION = (
+    "Keep the current user's long-term memory up to date; what you write here is known in "
+    "later conversations. action='create' stores content as a new note (no id). "
+    "action='update' replaces the text of the memory with this id (a note or a profile "
+    "item) by content. action='delete' removes the memory with this id. Ids are shown by "
+    "the memory search. Use it for preferences, facts the user asks you to keep, and to fix "
+    "what is wrong or out of date; never store passwords or keys."
+)
+_SEARCH_DESCRIPTION = (
+    "Look up what you remember about the current user: profile facts, saved notes, "
+    "summaries of past sessions and what was said in them, best match first. Page with "
+    "limit and offset; narrow with filter, exact values of kind (profile, note, episode or "
+    "turn), session_id, field, key, topic or episode_id, e.g. {'kind': 'note'}. Each result "
+    "shows the id to update or delete it with."
+)
+
+
+class _ManageArgs(BaseModel):
+    content: str | None = Field(
+        default=None,
+        description="The memory's text, short and self-contained: needed to create or "
+        "update, ignored to delete.",
+    )
+    action: _Action = Field(
+        default="create",
+        description="create a new memory, update the memory with this id, or delete it.",
+    )
+    id: str | None = Field(
+        default=None,
+        description="For update and delete: the memory's id exactly as the search showed it "
+        "(e.g. 'note:...' or 'profile:...'). Leave it out to create.",
+    )
+
+
+class _FindArgs(BaseModel):
+    query: str = Field(description="What to look for, in the user's words.")
+    limit: int = Field(
+        default=10, ge=1, le=_SEARCH_CAP, description="How many memories at most (1-50)."
+    )
+    offset: int = Field(
+        default=0, ge=0, le=_SEARCH_CAP - 1, description="How many of the best to skip (paging)."
+    )
+    filter: dict[str, Any] | None = Field(
+        default=None,
+        description="Exact values the memories must have: kind (profile, note, episode or "
+        "turn), session_id, field, key, topic or episode_id.",
+    )
+
+
+def _content(content: str | None, action: str) -> str:
+    if content is None or not content.strip():
+        raise ConfigurationError(
+            f"action={action!r} needs content: the memory's whole text, e.g. "
+            "content='The user prefers window seats'"
+        )
+    return content
+
+
+def _manage_core(
+    layers: MemoryLayers, uid: str, action: str, content: str | None, memory_id: str | None
+) -> Core[str]:
+    """One manage call, sync or async: the facade's save, update and delete cores."""
+    if action == "create":
+        if memory_id:
+            raise ConfigurationError(
+                f"action='create' makes a new memory and takes no id (got id={memory_id!r}); "
+                f"to change {memory_id} use action='update'"
+            )
+        saved = yield twin(layers.save, layers.asave, _content(content, action), user_id=uid)
+        return _listed("Created", saved)
+    if action not in ("update", "delete"):
+        raise ConfigurationError(f"action must be 'create', 'update' or 'delete', got {action!r}")
+    if not memory_id:
+        raise ConfigurationError(
+            f"action={action!r} needs the id of the memory, exactly as the search showed it "
+            "(e.g. 'note:...'); search first to find it"
+        )
+    if action == "update":
+        new = _content(content, action)
+        item = yield twin(layers.update, layers.aupdate, memory_id, new, user_id=uid)
+        return _listed("Updated", [item])
+    done = yield twin(layers.delete, layers.adelete, memory_id, user_id=uid)
+    return _deleted(memory_id, done)
+
+
+def _search_plan(
+    limit: int, offset: int, where: dict[str, Any] | None
+) -> tuple[Scope, int, dict[str, Any]]:
+    """Where to search, how many to rank, and the filter keys left to match on the items."""
+    if offset + limit > _SEARCH_CAP:
+        raise ConfigurationError(
+            f"offset + limit is {offset + limit}; the search ranks the best {_SEARCH_CAP} "
+            f"memories, so keep offset + limit <= {_SEARCH_CAP} (e.g. limit=10, offset=40)"
+        )
+    rest = dict(where or {})
+    unknown = sorted(str(k) for k in set(rest) - set(_FILTER_KEYS))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown filter key(s) {unknown}; filter on {', '.join(_FILTER_KEYS)}, "
+            "e.g. filter={'kind': 'note'}"
+        )
+    scope: Scope = "all"
+    if "kind" in rest:
+        kind = rest.pop("kind")
+        if not isinstance(kind, str) or kind not in _KIND_SCOPES:
+            raise ConfigurationError(
+                f"filter kind must be one of {', '.join(_KIND_SCOPES)}, got {kind!r}"
+            )
+        scope = _KIND_SCOPES[kind]
+    # a filter is applied to ranked items (a scope too: notes are turns of their own,
+    # kept out of "turns"), so a filtered search ranks all it can, then keeps the matches
+    return scope, (_SEARCH_CAP if where else offset + limit), rest
+
+
+def _matches(item: MemoryItem, where: dict[str, Any]) -> bool:
+    return all(
+        (item.session_id if key == "session_id" else item.metadata.get(key)) == value
+        for key, value in where.items()
+    )
+
+
+def _find_core(
+    layers: MemoryLayers,
+    uid: str,
+    query: str,
+    page: tuple[int, int],
+    where: dict[str, Any] | None,
+) -> Core[tuple[str, list[dict[str, Any]]]]:
+    """One search call, sync or async: the facade's search core, then the page."""
+    limit, offset = page
+    scope, ranked, rest = _search_plan(limit, offset, where)
+    found = yield twin(layers.search, layers.asearch, query, user_id=uid, scope=scope, limit=ranked)
+    kept = [item for item in found if _matches(item, rest)]
+    return _found(kept[offset : offset + limit])
+
+
+def _tool_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigurationError(f"name must be a non-empty tool name, got {name!r}")
+    return name
+
+
+def _bound_user(user_id: str | None) -> str | None:
+    return None if user_id is None else normalize_user_id(user_id)
+
+
+def create_manage_memory_tool(
+    memory: MemoryLayers,
+    /,
+    *,
+    name: str = "manage_memory",
+    user_id: str | None = None,
+) -> BaseTool:
+    """A LangMem-shaped tool that creates, updates and deletes the user's memories.
+
+    For code moving from LangMem's ``create_manage_memory_tool``: the same arguments
+    (``content``, ``action`` = ``"create"`` | ``"update"`` | ``"delete"``, ``id``), on
+    these layers' item operations, so redaction, caps and the history apply as for
+    :func:`create_memory_tools`: ``create`` saves a note, ``update`` corrects a note or
+    a profile item by id, ``delete`` deletes any item by id. The tool answers with the
+    id it wrote (``Created [note:...] ...``) or with what to fix (an unknown id, a
+    missing text), never an exception the model cannot read.
+
+    Args:
+        memory: The :class:`~langmem_layers.MemoryLayers` it writes.
+        name: The tool's name, as the model sees it.
+        user_id: Bind the tool to one user (outside a graph); default the run's user
+            (``context={"user_id": ...}`` or ``configurable``). No tool argument can
+            name a user, and a run for another user than the bound one is refused.
+
+    Returns:
+        A ``StructuredTool`` with a sync and an async implementation.
+
+    Raises:
+        ConfigurationError: ``memory`` is not a ``MemoryLayers``; an empty ``name``; a
+            bad ``user_id``.
+
+    Example:
+        >>> import tempfile
+        >>> from langmem_layers import MemoryLayers
+        >>> from langmem_layers.agent import create_manage_memory_tool
+        >>> with MemoryLayers.open(tempfile.mkdtemp()) as memory:
+        ...     manage = create_manage_memory_tool(memory, user_id="ada")
+        ...     created = manage.invoke({"content": "Ada's sister Emma lives in Oslo"})
+        ...     note = created.split("[")[1].split("]")[0]
+        ...     changed = manage.invoke({"action": "update", "id": note, "content": "Emma: Bergen"})
+        ...     changed == f"Updated [{note}] (note) Emma: Bergen"
+        ...     manage.invoke({"action": "delete", "id": note}) == f"Deleted {note}."
+        True
+        True
+
+    """
+    layers, bound, tool = _check_memory(memory), _bound_user(user_id), _tool_name(name)
+
+    def manage(
+        content: str | None = None,
+        action: _Action = "create",
+        id: str | None = None,
+        *,
+        config: RunnableConfig,
+    ) -> str:
+        def act(uid: str) -> str:
+            return run(_manage_core(layers, uid, action, content, id))
+
+        return _guarded(bound, tool, config, act)
+
+    async def amanage(
+        content: str | None = None,
+        action: _Action = "create",
+        id: str | None = None,
+        *,
+        config: RunnableConfig,
+    ) -> str:
+        async def act(uid: str) -> str:
+            return await arun(_manage_core(layers, uid, action, content, id))
+
+        return await _aguarded(bound, tool, config, act)
+
+    return StructuredTool.from_function(
+        func=manage,
+        coroutine=amanage,
+        name=tool,
+        description=_MANAGE_DESCRIPTION,
+        args_schema=_ManageArgs,
+        handle_tool_error=True,
+    )
+
+
+def create_search_memory_tool(
+    memory: MemoryLayers,
+    /,
+    *,
+    name: str = "search_memory",
+    user_id: str | None = None,
+) -> BaseTool:
+    """A LangMem-shaped tool that searches the user's memories.
+
+    For code moving from LangMem's ``create_search_memory_tool``: the same arguments
+    (``query``, ``limit``, ``offset``, ``filter``) over these layers' search (the
+    profile, saved notes, past sessions and their turns, ranked), answered with the
+    same fenced section as :func:`create_memory_tools`' search tool (one line and one id
+    per item; the items are the tool message's artifact). ``filter`` keeps, of the best
+    50 items, those with exactly these values of ``kind`` (``profile``, ``note``,
+    ``episode``, ``turn``), ``session_id``, ``field``, ``key``, ``topic`` or
+    ``episode_id``; the search ranks at most 50 items, so ``offset + limit`` is at most
+    50. A mistake in these arguments comes back to the model as the tool's message.
+
+    Args:
+        memory: The :class:`~langmem_layers.MemoryLayers` it reads.
+        name: The tool's name, as the model sees it (use another than ``search_memory``
+            to give an agent this tool and :func:`create_memory_tools`' together).
+        user_id: Bind the tool to one user (outside a graph); default the run's user.
+            No tool argument can name a user.
+
+    Returns:
+        A ``StructuredTool`` (``content_and_artifact``) with a sync and an async
+        implementation.
+
+    Raises:
+        ConfigurationError: ``memory`` is not a ``MemoryLayers``; an empty ``name``; a
+            bad ``user_id``.
+
+    Example:
+        >>> import tempfile
+        >>> from langmem_layers import MemoryLayers
+        >>> from langmem_layers.agent import create_search_memory_tool
+        >>> with MemoryLayers.open(tempfile.mkdtemp()) as memory:
+        ...     _ = memory.save("Ada's sister Emma lives in Oslo", user_id="ada")
+        ...     search = create_search_memory_tool(memory, user_id="ada")
+        ...     found = search.invoke({"query": "Where does Emma live?", "limit": 1})
+        ...     "Emma lives in Oslo" in found, found.startswith("<memory_search_results>")
+        (True, True)
+
+    """
+    layers, bound, tool = _check_memory(memory), _bound_user(user_id), _tool_name(name)
+
+    def search(
+        query: str,
+        limit: int = 10,
+        offset: int = 0,
+        filter: dict[str, Any] | None = None,
+        *,
+        config: RunnableConfig,
+    ) -> tuple[str, list[dict[str, Any]]]:
+        def find(uid: str) -> tuple[str, list[dict[str, Any]]]:
+            return run(_find_core(layers, uid, query, (limit, offset), filter))
+
+        return _guarded(bound, tool, config, find)
+
+    async def asearch(
+        query: str,
+        limit: int = 10,
+        offset: int = 0,
+        filter: dict[str, Any] | None = None,
+        *,
+        config: RunnableConfig,
+    ) -> tuple[str, list[dict[str, Any]]]:
+        async def find(uid: str) -> tuple[str, list[dict[str, Any]]]:
+            return await arun(_find_core(layers, uid, query, (limit, offset), filter))
+
+        return await _aguarded(bound, tool, config, find)
+
+    return StructuredTool.from_function(
+        func=search,
+        coroutine=asearch,
+        name=tool,
+        description=_SEARCH_DESCRIPTION,
+        args_schema=_FindArgs,
+        response_format="content_and_artifact",
+        handle_tool_error=True,
+    )

@@ -1,6 +1,7 @@
 """The scripted two-session demo behind ``langmem-layers demo``.
 
-Without ``OPENAI_API_KEY`` the agent is :class:`OfflineDemoModel`, a small
+Unless ``LANGMEM_OPENAI_MODEL`` (or ``LANGMEM_OPENAI_BASE_URL``) opts in to a model,
+the agent is :class:`OfflineDemoModel`, a small
 rule-based chat model. It knows nothing by itself: everything it "remembers"
 it reads from the memory sections the graph injects into its system prompt,
 so the demo shows the layers working, not the model.
@@ -175,4 +176,9 @@ def run_demo(
         observed["profile"] = {f"{i.field}.{i.key}": i.value for i in profile.items}
         observed["episodes"] = [e.summary for e in memory.episodes.list_episodes(user)]
         say(f"\n[episodic] {len(observed['episodes'])} episode(s) stored for {user}")
+        memory.close()
+    if storage_dir:
+        say(f"\nKept in {storage.path}: langmem-layers inspect --user {user}")
+    else:
+        say("\nThe folder was temporary: `langmem-layers demo --keep` keeps it in ./.langmem")
     return observed

@@ -264,8 +264,10 @@ def _unknown(user: str, storage: Storage, what: str = "") -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from langmem_layers.cli.demo import run_demo
+    from langmem_layers.storage.defaults import Storage
 
-    observed = run_demo(args.storage if args.keep else None)
+    # --keep: the folder inspect, export and chat read by default ($LANGMEM_HOME, ./.langmem)
+    observed = run_demo(Storage(args.storage).path if args.keep else None)
     recalled = " ".join(observed["sessions"][1]["recalled"]) if observed["sessions"] else ""
     ok = "quarterly report" in recalled.lower()
     print(

@@ -6,13 +6,17 @@ A session is archived
 * when the user explicitly asks ("remember this", "记住"),
 * when the user states a key decision ("we decided to ...", "决定了").
 
-Sessions with fewer than ``min_messages`` messages are skipped unless one of
-the explicit reasons applies. Triggers are detected on the user's own words by
-patterns that need an explicit verb ("remember", "decided"): a complaint such
-as "no, you're wrong, thanks" never triggers archiving.
+A session of any length keeps its turns: a policy may only spare the judge. A
+session with fewer than ``min_messages`` messages (and no explicit reason) is
+archived with the offline summary, without asking the model; a session the
+judge finds not worth a summary keeps its turns under the judge's summary and
+importance. Only a session without text is not archived. Triggers are detected
+on the user's own words by patterns that need an explicit verb ("remember",
+"decided"): a complaint such as "no, you're wrong, thanks" never triggers
+archiving.
 
 With a chat model, an LLM judge (structured output, :class:`EpisodeSummary`)
-decides keep/skip and writes the summary. Its output is validated; a bad reply
+rates the session and writes the summary. Its output is validated; a bad reply
 is retried once with the validation error; if that fails too, the offline
 summary is used, the failure is logged and counted in
 :attr:`WritePolicy.llm_failures`. :meth:`WritePolicy.decide` and
@@ -89,22 +93,25 @@ class WritePolicy:
     Args:
         model: A chat model for the LLM judge (or a ``MemoryModel`` shared with
             the other layers: one deadline per decision, one circuit per
-            endpoint); default :func:`resolve_chat_model` (``ChatOpenAI`` if
-            ``OPENAI_API_KEY`` is set, else the offline path). A judge that fails
-            (connection, timeout, HTTP error, open circuit, twice invalid output)
+            endpoint); default :func:`resolve_chat_model` (a model the
+            environment opts in to with ``LANGMEM_OPENAI_MODEL``, else the offline
+            path). A judge that fails (connection, timeout, HTTP error, open circuit,
+            twice invalid output)
             is replaced by the offline summary; the session is judged again when
             it is archived again (at session end).
-        min_messages: Sessions shorter than this are skipped unless explicitly asked.
+        min_messages: Sessions shorter than this are archived without the judge (their
+            turns with the offline summary), unless explicitly asked.
         max_transcript_tokens: Transcript budget sent to the judge (the tail is kept).
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
         >>> from langmem_layers.episodic import WritePolicy
         >>> policy = WritePolicy(model=None)
-        >>> policy.decide([HumanMessage("hi"), AIMessage("hello")]).archive
+        >>> decision = policy.decide([HumanMessage("The dentist is on May 5."), AIMessage("Ok")])
+        >>> decision.archive, decision.why
+        (True, 'short session (2 < 4 messages): turns kept, offline summary, no judge')
+        >>> policy.decide([HumanMessage("   ")]).archive
         False
-        >>> policy.decide([HumanMessage("remember this: I'm vegan")]).archive
-        True
 
     """
 
@@ -143,9 +150,11 @@ class WritePolicy:
             return why, ArchiveDecision(False, why, "empty session")
         explicit = why in ("explicit", "decision") or found is not None
         if len(messages) < self.min_messages and not explicit:
-            return why, ArchiveDecision(
-                False, why, f"trivial session: {len(messages)} < {self.min_messages} messages"
+            note = (
+                f"short session ({len(messages)} < {self.min_messages} messages): turns kept, "
+                "offline summary, no judge"
             )
+            return why, ArchiveDecision(True, why, note, offline_summary(messages, reason=why))
         return why, None
 
     def _transcript(self, messages: Sequence[BaseMessage]) -> str:
@@ -191,8 +200,8 @@ class WritePolicy:
             summ = offline_summary(messages, reason=why)
             return ArchiveDecision(True, why, "offline fallback after LLM failure", summ)
         explicit = why in ("explicit", "decision")
-        if not summ.keep and not explicit:
-            return ArchiveDecision(False, why, "LLM judge: not worth keeping", summ, "llm")
+        if not summ.keep and not explicit:  # the turns stay, under the judge's low importance
+            return ArchiveDecision(True, why, "LLM judge: little worth; turns kept", summ, "llm")
         return ArchiveDecision(True, why, "LLM judge", summ, "llm")
 
     def _decide(

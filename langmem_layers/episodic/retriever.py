@@ -92,9 +92,10 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, field_validator
 
-from langmem_layers._core.checks import check_int, check_number
+from langmem_layers._core.checks import METADATA_PREFIX, check_int, check_metadata, check_number
 from langmem_layers._core.steps import Core, arun, offloaded, run
 from langmem_layers._core.text import tokenize
 from langmem_layers.episodic._dates import question_date_words, resolve_dates
@@ -114,11 +115,12 @@ from langmem_layers.episodic._engine.overlap import (
 )
 from langmem_layers.episodic._options import check_hints, check_now, check_ratio, timestamp
 from langmem_layers.episodic.store import EpisodeStore
-from langmem_layers.errors import ConfigurationError
+from langmem_layers.errors import ConfigurationError, MissingUserIdError
+from langmem_layers.identity import current_runtime, resolve_identity
 
 __all__ = ["EpisodicRetriever"]
 
-_FILTER_KEYS = ("session_id", "topic", "tags", "since", "until", "kinds")
+_FILTER_KEYS = ("session_id", "topic", "tags", "since", "until", "kinds", "metadata")
 _OPTION_KEYS = (
     "k",
     "user_id",
@@ -131,6 +133,13 @@ _OPTION_KEYS = (
     *_FILTER_KEYS,
 )
 
+
+_NO_USER = (
+    "EpisodicRetriever has no user to search for: pass one per run, "
+    "retriever.invoke(query, config={'configurable': {'user_id': 'ada'}}) (inside a "
+    "LangGraph graph, context={'user_id': 'ada'} works too), or bind one, "
+    "EpisodicRetriever(store=..., user_id='ada'). It never searches a shared space."
+)
 
 _WEIGHTS = (
     "lexical_weight",
@@ -171,8 +180,24 @@ def query_tokens(query: str, now: float) -> list[str]:
 class EpisodicRetriever(BaseRetriever):
     """Recall one user's episodes and raw turns with hybrid, time-aware scoring.
 
-    Every call is scoped to exactly one user (``user_id``, overridable per call,
-    never empty). Per-call keyword arguments: ``k``, ``user_id``, ``session_id``,
+    Every call is scoped to exactly one user, never to a shared space. One retriever
+    can serve many users: like LangGraph's ``thread_id``, the user can come from the
+    run, so a multi-user LCEL chain (``retriever | format_docs``) is built once and
+    each ``invoke``/``ainvoke``/``batch`` names its user. Whose memories, first found
+    wins:
+
+    1. ``user_id=`` passed to ``invoke``/``ainvoke`` (application code decides);
+    2. the retriever's own ``user_id`` field (a retriever bound to one user);
+    3. the run: LangGraph's ``Runtime.context`` (``context={"user_id": ...}``) and
+       ``config["configurable"]["user_id"]``, read by
+       :func:`~langmem_layers.identity.resolve_identity` (the two must agree).
+
+    A bound retriever still checks the run: a run for another user is a
+    :class:`~langmem_layers.errors.ConfigurationError` naming both ids, never a
+    silent choice of one. No user anywhere is a
+    :class:`~langmem_layers.errors.MissingUserIdError` that says how to pass one.
+
+    Per-call keyword arguments: ``k``, ``user_id``, ``session_id``,
     ``topic``, ``tags`` (any of), ``since``/``until`` (datetime or Unix seconds,
     on the session time), ``kinds`` (``("turn",)``, ``("episode",)`` or both),
     ``mmr``, ``dedup``, ``update_access``, ``min_score_ratio``, ``hints`` (extra words
@@ -218,17 +243,25 @@ class EpisodicRetriever(BaseRetriever):
         >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
         >>> _ = store.archive("ada", "t1", [HumanMessage("My cat is called Miso")])
         >>> _ = store.archive("bob", "t1", [HumanMessage("My cat is called Rex")])
-        >>> retriever = EpisodicRetriever(store=store, user_id="ada", k=1, kinds=("turn",))
-        >>> docs = retriever.invoke("cat name")
-        >>> docs[0].page_content
+        >>> retriever = EpisodicRetriever(store=store, k=1, kinds=("turn",))  # no user bound
+        >>> ada, bob = ({"configurable": {"user_id": u}} for u in ("ada", "bob"))
+        >>> retriever.invoke("cat name", config=ada)[0].page_content
         'user: My cat is called Miso'
+        >>> chain = retriever | (lambda docs: docs[0].page_content)
+        >>> chain.batch(["cat name", "cat name"], config=[ada, bob])
+        ['user: My cat is called Miso', 'user: My cat is called Rex']
+        >>> try:  # a retriever bound to bob, in a run for ada: refused, never a silent pick
+        ...     EpisodicRetriever(store=store, user_id="bob").invoke("cat name", config=ada)
+        ... except ValueError as err:
+        ...     print(type(err).__name__)
+        ConfigurationError
 
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     store: EpisodeStore
-    user_id: str
+    user_id: str | None = None
     k: int = Field(default=5, ge=1)
     kinds: tuple[str, ...] = ("episode", "turn")
     lexical_weight: float = 0.45
@@ -299,7 +332,10 @@ class EpisodicRetriever(BaseRetriever):
         if until is not None:
             _and(idx.created.view <= until)
         session, topic, tags = opts.get("session_id"), opts.get("topic"), opts.get("tags")
-        if session is not None or topic is not None or tags:
+        wanted = {
+            f"{METADATA_PREFIX}{k}": v for k, v in check_metadata(opts.get("metadata")).items()
+        }
+        if session is not None or topic is not None or tags or wanted:
             want_tags = {tags} if isinstance(tags, str) else set(tags or ())
             want_tags = {t.lower() for t in want_tags}
             keep = np.zeros(n, dtype=bool)
@@ -311,6 +347,8 @@ class EpisodicRetriever(BaseRetriever):
                     continue
                 if want_tags and not want_tags & set(str(m.get("tags", "")).split(",")):
                     continue
+                if any(m.get(k) != v for k, v in wanted.items()):
+                    continue  # the application's metadata (archive(..., metadata=...))
                 keep[i] = True
             _and(keep)
         return mask
@@ -489,7 +527,39 @@ class EpisodicRetriever(BaseRetriever):
     def _user(self, opts: Mapping[str, Any]) -> str:
         # an explicit per-call user id wins, even an empty one (which is an error):
         # never fall back silently to the bound user
+        if "user_id" not in opts and self.user_id is None:
+            raise MissingUserIdError(_NO_USER)
         return _require_user(opts.get("user_id", self.user_id))
+
+    def _run_user(self, config: RunnableConfig) -> str:
+        """The user of this run: the bound ``user_id`` if set, else the run's; never two.
+
+        The run's user is read by the package's one identity rule
+        (:func:`~langmem_layers.identity.resolve_identity`: ``Runtime.context``, then
+        ``config["configurable"]``, which must agree). A bound retriever used in a run
+        for another user is refused rather than searching either user's memories.
+        """
+        bound = None if self.user_id is None else _require_user(self.user_id)
+        try:
+            run_user = resolve_identity(runtime=current_runtime(), config=config).user_id
+        except MissingUserIdError as e:
+            if bound is None:
+                raise MissingUserIdError(_NO_USER) from e
+            return bound
+        if bound is not None and bound != run_user:
+            raise ConfigurationError(
+                f"EpisodicRetriever is bound to user_id {bound!r} but this run is for user "
+                f"{run_user!r} (Runtime.context / config['configurable']); build the retriever "
+                "without user_id= to serve the run's user, or pass user_id=... to invoke to "
+                "choose the user explicitly"
+            )
+        return bound or run_user
+
+    def _with_user(self, config: RunnableConfig, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` with the user this call is for (an explicit ``user_id=`` is kept as is)."""
+        if "user_id" in kwargs:
+            return kwargs
+        return {**kwargs, "user_id": self._run_user(config)}
 
     def _search(
         self, uid: str, query: str, qvec: Sequence[float] | PendingVector, opts: dict[str, Any]
@@ -543,6 +613,50 @@ class EpisodicRetriever(BaseRetriever):
             self.store.recall_executor, None, self._search, uid, query, pending, opts
         )
         return docs
+
+    def invoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        """Recall for ``input``: the user is ``user_id=``, else the bound one, else the run's.
+
+        Args:
+            input: The question, in the user's words.
+            config: The run's config; ``config["configurable"]["user_id"]`` names the user
+                when the retriever is not bound to one (inside a LangGraph graph,
+                ``context={"user_id": ...}`` does too). LCEL chains and ``batch`` pass
+                each input's config here.
+            **kwargs: Per-call options (see the class docs), ``user_id`` among them.
+
+        Returns:
+            The user's best episodes and turns, best first.
+
+        Raises:
+            MissingUserIdError: No user id in the call, the retriever or the run.
+            ConfigurationError: The bound user and the run's user differ; a bad option.
+
+        Example:
+            >>> import tempfile
+            >>> from langchain_core.messages import HumanMessage
+            >>> from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+            >>> from langmem_layers.testing import DeterministicEmbeddings
+            >>> folder, fake = tempfile.mkdtemp(), DeterministicEmbeddings()
+            >>> store = EpisodeStore(storage=folder, embeddings=fake)
+            >>> _ = store.archive("kim", "t1", [HumanMessage("I fly to Lima on Friday")])
+            >>> retriever = EpisodicRetriever(store=store, k=1, kinds=("turn",))
+            >>> kim = {"configurable": {"user_id": "kim"}}
+            >>> retriever.invoke("trip", config=kim)[0].page_content
+            'user: I fly to Lima on Friday'
+
+        """
+        config = ensure_config(config)
+        return super().invoke(input, config, **self._with_user(config, kwargs))
+
+    async def ainvoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        """Async twin of :meth:`invoke`: the same user rule, the same recall core."""
+        config = ensure_config(config)
+        return await super().ainvoke(input, config, **self._with_user(config, kwargs))
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any

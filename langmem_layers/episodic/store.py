@@ -39,7 +39,12 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langmem_layers._core.background import Background
-from langmem_layers._core.checks import check_messages, check_thread_id
+from langmem_layers._core.checks import (
+    METADATA_PREFIX,
+    check_messages,
+    check_metadata,
+    check_thread_id,
+)
 from langmem_layers._core.steps import Call, Core, arun, blocking, offloaded, run, twin
 from langmem_layers._core.text import message_text
 from langmem_layers._core.text import speaker as _speaker
@@ -80,6 +85,7 @@ from langmem_layers.safety.caps import CapStats, OutputCaps, cap_summary
 from langmem_layers.safety.redaction import (
     REDACTED,
     RedactionConfig,
+    redact,
     redact_messages,
     scrub,
 )
@@ -381,8 +387,10 @@ class EpisodeStore:
         summary: EpisodeSummary | None,
         created_at: float | None,
         index_turns: bool,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Core[Episode]:
         uid = _require_user(user_id)
+        extra = check_metadata(metadata)
         session_id = check_thread_id(session_id, "session_id")
         messages = _require_content(uid, session_id, check_messages(messages), summary)
         secrets, messages = redact_messages(messages, self.redaction)
@@ -418,6 +426,8 @@ class EpisodeStore:
             "importance": ep.importance,
             "topic": ep.topic,
             "tags": ",".join(ep.tags),
+            # the application's own metadata (redacted), on the episode and each turn
+            **{f"{METADATA_PREFIX}{k}": redact(v, self.redaction) for k, v in extra.items()},
         }
         facts = "\n".join(f"- {f}" for f in ep.key_facts + ep.outcomes)
         ids = [ep.id]
@@ -487,23 +497,9 @@ class EpisodeStore:
         """The vectors of an archive's records (the episode's, then each turn's).
 
         Each record's ``embed_key`` (set here in ``metas``) names the model and the
-        text embedded; the texts whose key the episode's current records already hold
-        are not embedded again, nor is a text twice in one archive
-        (``_engine/embed_cache.py``). The rest are embedded in parts at once, one per core
-        (``_engine/split.py``).
-
-        Chroma stores a vector with every record (``Mirror.write``) and adds each to its
-        HNSW index. Who reads them:
-
-        * the episode's: the only copy; every mirror load and refresh reads it, and
-          :meth:`as_vectorstore` episode searches rank by it (its HNSW entry);
-        * a turn's: also copied into the episode's packs, from which the mirror loads.
-          The turn record's own copy is read when an episode's packs are missing (data
-          written before packs existed, a crash between the writes: ``_engine/load.py``,
-          ``_engine/refresh.py``); its HNSW entry only by :meth:`as_vectorstore` turn
-          searches. Chroma cannot hold a record without an embedding nor skip the index
-          (``_engine/sync.py``), and dropping them would break both readers and the
-          stored format.
+        text embedded; texts the episode's current records already hold are not embedded
+        again, nor a text twice (``_engine/embed_cache.py``). The rest are embedded in
+        parts at once, one per core (``_engine/split.py``).
         """
         texts = contextual_texts(docs, metas, turn_at)
         keys = [embed_key(self.embeddings_id, t) for t in texts]
@@ -544,6 +540,7 @@ class EpisodeStore:
         summary: EpisodeSummary | None = None,
         created_at: float | None = None,
         index_turns: bool = True,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Episode:
         """Store one session as an episode plus its raw turns (idempotent per session).
 
@@ -556,6 +553,9 @@ class EpisodeStore:
             created_at: Unix time of the session; default now (a re-archive without
                 it moves the episode to the time of the re-archive).
             index_turns: Also index every message as a turn record.
+            metadata: The application's own flat metadata for the episode and its turns
+                (at most 20 ``str`` keys, string/number/boolean values; string values
+                redacted): returned with them, and what ``search(filters=...)`` matches.
 
         Returns:
             The stored :class:`Episode`. Secrets in its texts and in the turns are
@@ -572,7 +572,9 @@ class EpisodeStore:
         ids name the archive's generation, so they change). See ``_engine/mirror.py``.
 
         """
-        return run(self._archive(user_id, session_id, messages, summary, created_at, index_turns))
+        return run(
+            self._archive(user_id, session_id, messages, summary, created_at, index_turns, metadata)
+        )
 
     async def aarchive(
         self,
@@ -583,9 +585,12 @@ class EpisodeStore:
         summary: EpisodeSummary | None = None,
         created_at: float | None = None,
         index_turns: bool = True,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Episode:
         """Async twin of :meth:`archive`."""
-        core = self._archive(user_id, session_id, messages, summary, created_at, index_turns)
+        core = self._archive(
+            user_id, session_id, messages, summary, created_at, index_turns, metadata
+        )
         return await arun(core)
 
     # ------------------------------------------------------------------ reads

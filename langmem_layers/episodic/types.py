@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -92,6 +94,8 @@ class Episode:
     last_accessed: float = 0.0
     access_count: int = 0
     message_count: int = 0
+    #: The application's own metadata, as given to ``archive(..., metadata=...)``.
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

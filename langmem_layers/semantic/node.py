@@ -112,8 +112,8 @@ class ProfileUpdater:
         profiles: The :class:`ProfileStore` (schema, embeddings); its store, or
             else the graph's store, is used.
         extractor: Any :class:`ProfileExtractor`. If omitted: an
-            :class:`LLMProfileExtractor` on ``model`` (or on ``ChatOpenAI`` when
-            ``OPENAI_API_KEY`` is set), else the :class:`OfflineProfileExtractor`.
+            :class:`LLMProfileExtractor` on ``model`` (or on the ``ChatOpenAI`` that
+            ``LANGMEM_OPENAI_MODEL`` opts in to), else the :class:`OfflineProfileExtractor`.
         model: A chat model (or a ``MemoryModel``) for the default extractor.
         every_n_turns: Extract after this many new user messages (empty ones do not count).
         threshold: Importance threshold of the default extractor.
@@ -780,19 +780,21 @@ def create_profile_extraction_node(
     threshold: float = DEFAULT_THRESHOLD,
     background: bool = False,
     messages_key: str = "messages",
-) -> tuple[Runnable[Any, Any], ProfileUpdater]:
-    """A profile extraction node and its :class:`ProfileUpdater` (``flush``, session end).
+) -> Runnable[Any, Any]:
+    """A profile extraction node (sync and async), like every node factory of the package.
 
-    Call ``updater.extract_remaining(...)`` at session end and ``updater.flush()``
-    before closing the store when ``background=True``.
+    It extracts every ``every_n_turns`` user turns. What runs it (session end's last
+    extraction, ``flush`` with ``background=True``) is a :class:`ProfileUpdater`: build
+    one and use its :meth:`~ProfileUpdater.as_node` when you need both, or use
+    ``MemoryLayers``' ``memory.nodes.profile`` and ``memory.updater``.
 
     Example:
         >>> from langgraph.graph import MessagesState, StateGraph, START
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langmem_layers.semantic import (OfflineProfileExtractor, ProfileStore,
         ...                                      create_profile_extraction_node)
-        >>> node, updater = create_profile_extraction_node(
-        ...     extractor=OfflineProfileExtractor(), every_n_turns=1)
+        >>> node = create_profile_extraction_node(extractor=OfflineProfileExtractor(),
+        ...                                       every_n_turns=1)
         >>> g = StateGraph(MessagesState)
         >>> _ = g.add_node("update_profile", node)
         >>> _ = g.add_edge(START, "update_profile")
@@ -812,4 +814,4 @@ def create_profile_extraction_node(
         background=background,
         messages_key=messages_key,
     )
-    return updater.as_node(), updater
+    return updater.as_node()

@@ -1,7 +1,8 @@
 """One user's memories across the layers: items with ids, export and import, forgetting.
 
-* :class:`MemoryItem`: what ``MemoryLayers.search`` / ``get_all`` and the agent's
-  memory tools return; :func:`parse_memory_id` reads its id and :func:`render_items`
+* :class:`MemoryItem`: what ``MemoryLayers.search`` and the agent's memory tools
+  return (:class:`UserMemories` from ``get_all``, :class:`AddResult` from ``add``, each
+  with ``to_dict()``); :func:`parse_memory_id` reads its id and :func:`render_items`
   fences a list of them for a prompt (:mod:`langmem_layers.users.items`);
 * :func:`export_user` / :func:`import_user` (and ``a*`` twins): every layer's data of
   one user as one JSON document, and back (:mod:`langmem_layers.users.export`);
@@ -30,21 +31,18 @@ if TYPE_CHECKING:
         forget_user_everywhere,
         thread_owner,
     )
-    from langmem_layers.users.items import (
-        MEMORY_KINDS,
-        MemoryItem,
-        MemoryKind,
-        parse_memory_id,
-        render_items,
-    )
+    from langmem_layers.users.items import MEMORY_KINDS, parse_memory_id, render_items
+    from langmem_layers.users.results import AddResult, MemoryItem, MemoryKind, UserMemories
     from langmem_layers.users.transcripts import import_transcripts, load_transcripts
 
 __all__ = (
     "EXPORT_FORMAT",
     "MEMORY_KINDS",
+    "AddResult",
     "ForgetReport",
     "MemoryItem",
     "MemoryKind",
+    "UserMemories",
     "aexport_user",
     "aforget_user_everywhere",
     "aimport_user",
@@ -69,8 +67,10 @@ _dynamic_imports = {
     "forget_user_everywhere": ".forget",
     "thread_owner": ".forget",
     "MEMORY_KINDS": ".items",
-    "MemoryItem": ".items",
-    "MemoryKind": ".items",
+    "AddResult": ".results",
+    "MemoryItem": ".results",
+    "MemoryKind": ".results",
+    "UserMemories": ".results",
     "parse_memory_id": ".items",
     "render_items": ".items",
     "import_transcripts": ".transcripts",

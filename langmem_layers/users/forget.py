@@ -123,6 +123,15 @@ class ForgetReport(Mapping[str, int]):
         """Whether at least one file was compacted."""
         return bool(self.compacted)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: the user, the counts per layer, the files compacted, what was skipped."""
+        return {
+            "user_id": self.user_id,
+            "deleted": dict(self.deleted),
+            "compacted": list(self.compacted),
+            "skipped": list(self.skipped),
+        }
+
 
 def _forget_store(store: BaseStore, uid: str) -> Core[dict[str, int]]:
     counts = {layer: 0 for layer in USER_LAYERS}

@@ -389,7 +389,7 @@ def resolve_summarizer(
     """The summarizer to use: explicit > ``LLMSummarizer`` on a model > extractive.
 
     The model is resolved with ``resolve_chat_model(model, purpose="working-memory
-    summaries")``: with no model and no ``OPENAI_API_KEY`` you get the offline
+    summaries")``: with no model (and no ``LANGMEM_OPENAI_MODEL`` opt-in) you get the offline
     :class:`ExtractiveSummarizer` (logged once).
 
     Raises:

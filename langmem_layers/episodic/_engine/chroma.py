@@ -17,6 +17,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langmem_layers._core.checks import app_metadata
 from langmem_layers.episodic.types import Episode
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
 from langmem_layers.identity import normalize_user_id
@@ -90,6 +91,7 @@ def episode_from(meta: dict[str, Any], document: str) -> Episode:
         last_accessed=float(meta.get("last_accessed", 0.0)),
         access_count=int(meta.get("access_count", 0)),
         message_count=int(meta.get("message_count", 0)),
+        metadata=app_metadata(meta),
     )
 
 

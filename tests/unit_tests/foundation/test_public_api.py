@@ -17,6 +17,7 @@ EXPECTED = [
     "MemoryItem",
     "MemoryLayers",
     "MemoryMiddleware",
+    "MemoryState",
     "MissingUserIdError",
     "ProceduralMemory",
     "ProceduralMiddleware",
@@ -34,11 +35,13 @@ EXPECTED = [
     "WritePolicy",
     "aend_session",
     "aexpire_idle_sessions",
+    "amemory_messages",
     "build_memory_graph",
     "create_memory_graph_builder",
     "create_memory_tools",
     "end_session",
     "expire_idle_sessions",
+    "memory_messages",
     "record_tool",
 ]
 

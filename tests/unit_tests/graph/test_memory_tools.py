@@ -116,7 +116,7 @@ def test_bad_input_from_the_model_comes_back_as_the_tool_message() -> None:
     call = {"name": "delete_memory", "args": {"id": "nonsense"}, "id": "1", "type": "tool_call"}
     msg = delete.invoke(call, cfg)
     assert isinstance(msg, ToolMessage) and "is not a memory id" in str(msg.content)
-    episode = memory.add([("user", "we chose Postgres")], user_id="ada")["episode"]
+    episode = memory.add([("user", "we chose Postgres")], user_id="ada").episode_id
     call = {
         "name": "correct_memory",
         "args": {"id": episode, "content": "x"},
@@ -217,7 +217,7 @@ def test_create_agent_saves_through_the_tool_and_finds_it_on_a_new_thread() -> N
     assert found and "Emma lives in Oslo" in found[-1] and "<memory_search_results>" in found[-1]
     assert out["messages"][-1].content == "Your sister Emma lives in Oslo."
     # the note is in the history, and another user's agent run finds nothing
-    assert [r.action for r in memory.history("ada", field="note")] == ["added"]
+    assert [r.action for r in memory.history(user_id="ada", field="note")] == ["added"]
     _model2, agent2 = _agent(memory, [tool_call("search_memory", {"query": "sister"}), "?"])
     out = agent2.invoke(
         {"messages": [HumanMessage("Where does my sister live?")]},
@@ -242,7 +242,7 @@ def test_create_agent_async_corrects_a_profile_item_and_keeps_the_history() -> N
             {"configurable": {"thread_id": "a1"}},
             context=MemoryContext(user_id="ada"),
         )
-        return [f"{r.old_value}->{r.new_value}" for r in await memory.ahistory("ada")]
+        return [f"{r.old_value}->{r.new_value}" for r in await memory.ahistory(user_id="ada")]
 
     assert asyncio.run(scenario()) == ["None->MySQL", "MySQL->PostgreSQL"]
     assert memory.profiles.get("ada").get("tech_stack", "database") == "PostgreSQL"
@@ -295,7 +295,7 @@ def test_saved_text_is_redacted_and_refused_over_its_cap(memory: MemoryLayers) -
     out = save.invoke({"content": "x" * 5000})
     assert "5,000 characters" in str(out) and "limit is 2,000" in str(out)
     assert memory.get_all("ada") == before  # nothing written
-    assert key not in str(before) and len(before["notes"]) == 1
+    assert key not in str(before) and len(before.notes) == 1
     with pytest.raises(ConfigurationError, match=r"OutputCaps\.summary_chars"):
         memory.save("y" * 5000, user_id="ada")  # the application's own write: refused
     assert memory.get_all("ada") == before

@@ -33,7 +33,7 @@ from langmem_layers.episodic import EpisodeStore, create_recall_node
 from langmem_layers.semantic import (
     OfflineProfileExtractor,
     ProfileStore,
-    create_profile_extraction_node,
+    ProfileUpdater,
 )
 from langmem_layers.testing import FakeChatModel
 from langmem_layers.working import ExtractiveSummarizer, WorkingMemoryState, create_window_node
@@ -356,9 +356,8 @@ def test_the_recall_node_skips_an_empty_message(episodes: EpisodeStore, content:
 
 @pytest.mark.parametrize("content", EMPTY, ids=EMPTY_IDS)
 def test_the_profile_extraction_node_skips_an_empty_message(content: Any) -> None:
-    node, updater = create_profile_extraction_node(
-        extractor=OfflineProfileExtractor(), every_n_turns=1
-    )
+    updater = ProfileUpdater(extractor=OfflineProfileExtractor(), every_n_turns=1)
+    node = updater.as_node()
     builder = StateGraph(MessagesState)
     builder.add_node("update_profile", node)
     builder.add_edge(START, "update_profile")

@@ -72,18 +72,20 @@ async def test_aend_session_archives_whole_transcript(
     assert FIRST in turns[0][1]
 
 
-def test_trivial_session_is_not_archived_unless_forced(
+def test_a_one_turn_session_keeps_its_turns_and_the_report_says_so(
     make_graph: MakeGraph, episodes: EpisodeStore
 ) -> None:
     graph, memory = make_graph(FakeChatModel(responses=[], default="hello"))
     _chat(graph, "t1", "ada", ["hi"])
     report = end_session(graph, thread_id="t1", memory=memory)
-    assert not report.archived and report.episode_id is None
-    assert "trivial" in report.reason
-    assert episodes.list_episodes("ada") == []
+    assert report.archived and report.episode_id is not None
+    assert report.turns_kept == 2 and "short session" in report.reason
+    assert report.kept == "2 turns and an episode with the offline summary"
+    assert [e.session_id for e in episodes.list_episodes("ada")] == ["t1"]
+    assert report.to_dict()["turns_kept"] == 2
 
     forced = end_session(graph, thread_id="t1", memory=memory, force=True)
-    assert forced.archived
+    assert forced.archived and forced.reason.startswith("explicit")
     assert [e.session_id for e in episodes.list_episodes("ada")] == ["t1"]
 
 

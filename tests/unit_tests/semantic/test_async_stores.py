@@ -33,7 +33,6 @@ from langmem_layers.semantic import (
     ProfileStore,
     ProfileUpdater,
     ProfileUpdates,
-    create_profile_extraction_node,
     create_profile_injection_node,
 )
 from langmem_layers.testing import (
@@ -314,9 +313,10 @@ def _graph(extract: Any, inject: Any) -> StateGraph:
 @pytest.mark.parametrize("background", [False, True])
 async def test_nodes_under_ainvoke_with_a_loop_guard_store(background: bool) -> None:
     store = LoopGuardStore()
-    node, updater = create_profile_extraction_node(
+    updater = ProfileUpdater(
         extractor=OfflineProfileExtractor(), every_n_turns=1, background=background
     )
+    node = updater.as_node()
     graph = _graph(node, create_profile_injection_node()).compile(store=store)
     ctx = MemoryContext(user_id="李雷")
     cfg = {"configurable": {"thread_id": "t1"}}
@@ -349,7 +349,8 @@ async def test_llm_extraction_retry_under_ainvoke() -> None:
 
 def test_the_same_nodes_still_run_sync() -> None:
     store = LoopGuardStore()
-    node, _ = create_profile_extraction_node(extractor=OfflineProfileExtractor(), every_n_turns=1)
+    updater_ = ProfileUpdater(extractor=OfflineProfileExtractor(), every_n_turns=1)
+    node = updater_.as_node()
     graph = _graph(node, create_profile_injection_node()).compile(store=store)
     cfg = {"configurable": {"user_id": "u", "thread_id": "t1"}}
     graph.invoke({"messages": [("user", "I use Rust.")]}, cfg)
@@ -371,9 +372,10 @@ async def test_real_async_sqlite_store(storage: Storage) -> None:
         recs = await up.aextract_remaining(msgs, user_id="v", thread_id="t")
         assert [r.new_value for r in recs] == ["Oslo"]
 
-        node, updater = create_profile_extraction_node(
+        updater = ProfileUpdater(
             extractor=OfflineProfileExtractor(), every_n_turns=1, background=True
         )
+        node = updater.as_node()
         graph = _graph(node, create_profile_injection_node()).compile(store=store)
         cfg = {"configurable": {"user_id": "w", "thread_id": "t1"}}
         await graph.ainvoke({"messages": [("user", "I use Rust.")]}, cfg)

@@ -22,7 +22,6 @@ from langmem_layers.semantic import (
     Profile,
     ProfileStore,
     ProfileUpdater,
-    create_profile_extraction_node,
     create_profile_injection_node,
 )
 
@@ -184,9 +183,8 @@ def _graph(node: Any, inject: Any) -> StateGraph:
 
 def test_graph_with_extraction_and_injection_nodes() -> None:
     store = InMemoryStore()
-    node, _updater = create_profile_extraction_node(
-        extractor=OfflineProfileExtractor(), every_n_turns=1
-    )
+    _updater = ProfileUpdater(extractor=OfflineProfileExtractor(), every_n_turns=1)
+    node = _updater.as_node()
     graph = _graph(node, create_profile_injection_node()).compile(store=store)
     cfg = {"configurable": {"user_id": "李雷", "thread_id": "t1"}}
     out = graph.invoke({"messages": [("user", "我们从MySQL迁移到了PostgreSQL。")]}, cfg)
@@ -198,9 +196,8 @@ def test_graph_with_extraction_and_injection_nodes() -> None:
 
 async def test_async_graph() -> None:
     store = InMemoryStore()
-    node, updater = create_profile_extraction_node(
-        extractor=OfflineProfileExtractor(), every_n_turns=1, background=True
-    )
+    updater = ProfileUpdater(extractor=OfflineProfileExtractor(), every_n_turns=1, background=True)
+    node = updater.as_node()
     graph = _graph(node, create_profile_injection_node()).compile(store=store)
     cfg = {"configurable": {"user_id": "u", "thread_id": "t1"}}
     await graph.ainvoke({"messages": [("user", "I use Rust.")]}, cfg)
@@ -212,7 +209,8 @@ async def test_async_graph() -> None:
 def test_missing_user_id_fails_loudly() -> None:
     from langmem_layers.errors import MissingUserIdError
 
-    node, _ = create_profile_extraction_node(extractor=OfflineProfileExtractor())
+    updater_ = ProfileUpdater(extractor=OfflineProfileExtractor())
+    node = updater_.as_node()
     graph = _graph(node, create_profile_injection_node()).compile(store=InMemoryStore())
     with pytest.raises(MissingUserIdError):
         graph.invoke({"messages": [("user", "I use Rust.")]})

@@ -75,7 +75,7 @@ def test_forget_leaves_zero_bytes_and_expiry_brings_nothing_back(tmp_path: Path)
         assert _occurrences(folder, MARKERS["ada"]) == 0
         expired = expire_idle_sessions(agent, memory=memory, ttl=timedelta(microseconds=1))
         assert expired and {r.user_id for r in expired} == {"bob"}  # it ran: bob's threads only
-        assert memory.get_all("ada") == {
+        assert memory.get_all("ada").to_dict() == {
             "user_id": "ada",
             "profile": [],
             "episodes": [],
@@ -83,7 +83,7 @@ def test_forget_leaves_zero_bytes_and_expiry_brings_nothing_back(tmp_path: Path)
             "tools": [],
         }
         assert memory.search("codeword analyst team", user_id="ada") == []
-        assert memory.get_all("bob")["episodes"]
+        assert memory.get_all("bob").to_dict()["episodes"]
     assert _occurrences(folder, MARKERS["ada"]) == 0
     assert _occurrences(folder, MARKERS["bob"]) > 0
 
@@ -93,7 +93,7 @@ def test_async_forget_and_the_refusal_without_a_checkpointer(tmp_path: Path) -> 
         _fill(memory)
         report = asyncio.run(memory.aforget("bob"))
         assert report.deleted["threads"] == 2
-        assert memory.get_all("bob")["profile"] == []
+        assert memory.get_all("bob").to_dict()["profile"] == []
     plain = MemoryLayers(
         storage=str(tmp_path / "other"),
         embeddings=DeterministicEmbeddings(),

@@ -327,7 +327,7 @@ def test_no_secret_reaches_long_term_storage(name: str, placement: str, tmp_path
     folder = tmp_path / "mem"
     with MemoryLayers.open(str(folder)) as memory:
         PLACEMENTS[placement](memory, c)
-        stored = memory.get_all(UID)
+        stored = memory.get_all(UID).to_dict()
         assert stored["episodes"] or stored["notes"], "nothing stored: the scan would prove nothing"
     mine = _mine(c, placement)
     everywhere = _scan(folder, c, mine)

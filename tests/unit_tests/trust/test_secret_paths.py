@@ -154,7 +154,7 @@ def test_profile_values_and_evidence(memory: MemoryLayers, tmp_path: Path) -> No
     _flush(memory)
     assert _leaked(tmp_path, SECRETS) == {}
     assert memory.profiles.get(UID).values("interests") == ["climbing"]
-    assert _leaked_in([memory.history(UID), memory.get_all(UID)], SECRETS) == {}
+    assert _leaked_in([memory.history(user_id=UID), memory.get_all(UID)], SECRETS) == {}
 
 
 def test_procedural_args_outputs_errors_and_approaches(
@@ -188,7 +188,7 @@ def test_facade_add_a_text_and_messages(memory: MemoryLayers, tmp_path: Path) ->
             memory.add(messages, user_id=UID, session_id=f"added-{i}")
     _flush(memory)
     assert _leaked(tmp_path, SECRETS) == {}
-    assert _leaked_in([memory.get_all(UID), memory.history(UID)], SECRETS) == {}
+    assert _leaked_in([memory.get_all(UID), memory.history(user_id=UID)], SECRETS) == {}
 
 
 def test_facade_save_a_note_and_a_profile_value(memory: MemoryLayers, tmp_path: Path) -> None:
@@ -198,8 +198,8 @@ def test_facade_save_a_note_and_a_profile_value(memory: MemoryLayers, tmp_path: 
         memory.save(p["text"], user_id=UID, field="interests")
     _flush(memory)
     assert _leaked(tmp_path, SECRETS) == {}
-    assert _leaked_in([memory.get_all(UID), memory.history(UID)], SECRETS) == {}
-    notes = [i for i in memory.search("deploy", user_id=UID, scope="notes", k=50)]
+    assert _leaked_in([memory.get_all(UID), memory.history(user_id=UID)], SECRETS) == {}
+    notes = [i for i in memory.search("deploy", user_id=UID, scope="notes", limit=50)]
     assert notes and all("[REDACTED]" in n.text for n in notes)  # saved, the secret out
 
 
@@ -212,7 +212,7 @@ def test_facade_update_a_note_and_a_profile_item(memory: MemoryLayers, tmp_path:
         assert kept.id == fact.id and kept.text.endswith("Lyon")
     _flush(memory)
     assert _leaked(tmp_path, SECRETS) == {}
-    assert _leaked_in([memory.get_all(UID), memory.history(UID)], SECRETS) == {}
+    assert _leaked_in([memory.get_all(UID), memory.history(user_id=UID)], SECRETS) == {}
     assert memory.profiles.get(UID).get("context", "city") == "Lyon"
 
 
