@@ -74,8 +74,9 @@ class MemoryState(WorkingMemoryState, total=False):
         >>> from langmem_layers import MemoryState
         >>> class State(MemoryState):
         ...     mood: str
-        >>> sorted(State.__annotations__)[:2]
-        ['mood']
+        >>> from typing import get_type_hints
+        >>> sorted(get_type_hints(State))
+        ['messages', 'mood', 'recalled_episodes', 'scratchpad', 'summary', 'user_id']
 
     """
 

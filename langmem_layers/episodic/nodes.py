@@ -379,8 +379,8 @@ def archive_session(
         >>> from langmem_layers.testing import DeterministicEmbeddings
         >>> store = EpisodeStore(storage=tempfile.mkdtemp(), embeddings=DeterministicEmbeddings())
         >>> msgs = [HumanMessage("hi"), AIMessage("hello")]
-        >>> archive_session(store, msgs, user_id="ada", session_id="t1").archive
-        False
+        >>> archive_session(store, msgs, user_id="ada", session_id="t1").why
+        'short session (2 < 4 messages): turns kept, offline summary, no judge'
 
     """
     ident = _session_identity(user_id, session_id, scope)

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 REDACTED = "[REDACTED]"
 
-Span = tuple[int, int]
+#: ``(start, end)``, or ``(start, end, value_start)`` when the value starts later in the span.
+Span = tuple[int, int] | tuple[int, int, int]
 Gate = Callable[[str, str], bool]
 NameCheck = Callable[[str], bool]
 
@@ -612,7 +613,11 @@ def env_pair_spans(
                 and _word_of_sentence(name.group(0), value, text, end, wordlike)
             ):
                 continue
-            yield name.start(), end
+            yield (
+                name.start(),
+                end,
+                (after.start("b") if bare is not None else after.end() - len(value) - 1),
+            )
 
     return find
 

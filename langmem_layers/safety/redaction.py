@@ -344,31 +344,34 @@ def _replace_spans(text: str, spans: Iterable[Span], found: list[str] | None) ->
     """``text`` with the spans replaced, merged where they overlap.
 
     A span touching an earlier ``[REDACTED]`` is dropped: it read the marker as a
-    value, and what follows the marker is not a secret.
+    value, and what follows the marker is not a secret. A span may carry a third
+    number, where its value starts (a ``NAME=value`` pair is replaced whole, and
+    ``found`` lists the value alone).
     """
     marks = [m.span() for m in _MARKER.finditer(text)] if REDACTED in text else []
     merged: list[list[int]] = []
-    for start, end in sorted(spans):
+    for span in sorted(spans):
+        start, end = span[0], span[1]
         if start < end and not any(a < end and start < b for a, b in marks):
-            _merge_add(merged, start, end)
+            _merge_add(merged, start, end, span[2] if len(span) > 2 else start)
     if not merged:
         return text
     out, pos = [], 0
-    for start, end in merged:
+    for start, end, value in merged:
         out += [text[pos:start], REDACTED]
         if found is not None:
-            found.append(text[start:end].strip(" \t\n\"'«»“”"))
+            found.append(text[value:end].strip(" \t\n\"'«»“”"))
         pos = end
     out.append(text[pos:])
     return "".join(out)
 
 
-def _merge_add(merged: list[list[int]], start: int, end: int) -> None:
+def _merge_add(merged: list[list[int]], start: int, end: int, value: int) -> None:
     """Append ``[start, end)`` to sorted ``merged``, joining it with an overlapping last span."""
     if merged and start <= merged[-1][1]:
         merged[-1][1] = max(merged[-1][1], end)
     else:
-        merged.append([start, end])
+        merged.append([start, end, value])
 
 
 def _replace_all(match: re.Match[str]) -> str:
@@ -397,7 +400,7 @@ def find_secrets(text: str, config: RedactionConfig | None = None) -> list[str]:
     Example:
         >>> from langmem_layers.safety.redaction import find_secrets
         >>> find_secrets("DB_PASSWORD=postgres123 and my PIN is 739105")
-        ['739105', 'postgres123']
+        ['postgres123', '739105']
 
     """
     found: list[str] = []

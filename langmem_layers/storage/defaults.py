@@ -159,9 +159,10 @@ class Storage:
         >>> import tempfile
         >>> from langmem_layers import Storage
         >>> storage = Storage(tempfile.mkdtemp())
+        >>> from langgraph.checkpoint.sqlite import SqliteSaver
         >>> with storage.checkpointer() as saver:
-        ...     type(saver).__name__
-        'SqliteSaver'
+        ...     isinstance(saver, SqliteSaver)
+        True
         >>> import asyncio
         >>> async def open_async():
         ...     async with storage.acheckpointer() as saver, storage.astore() as store:
