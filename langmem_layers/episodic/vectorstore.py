@@ -16,6 +16,7 @@ a plain client never import it.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.embeddings import Embeddings
 
 from langmem_layers.episodic._engine.chroma import chroma_call, require_user
+from langmem_layers.episodic.langchain_chroma_compat import client_and_name
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.storage.embeddings import embeddings_id
 
@@ -69,15 +71,14 @@ def from_langchain_chroma(
         ConfigurationError: ``collection_name`` or ``embeddings`` contradicts the Chroma.
 
     """
-    client = getattr(vs, "_client", None)
-    live = getattr(vs, "_chroma_collection", None)
-    name = getattr(live, "name", None) or getattr(vs, "_collection_name", None)
-    if client is None or not isinstance(name, str):
+    parts = client_and_name(vs)
+    if parts is None:
         raise ConfigurationError(
             f"cannot read the client and collection of this {type(vs).__name__} (langchain_chroma "
             "changed its attributes?); pass its Chroma client instead: "
             "EpisodeStore(client, collection_name=..., embeddings=...)"
         )
+    client, name = parts
     if collection_name is not None and collection_name != name:
         raise ConfigurationError(
             f"collection_name={collection_name!r} contradicts the langchain_chroma.Chroma passed, "
@@ -123,10 +124,29 @@ def open_vectorstore(client: Any, collection: Any, embeddings: Embeddings) -> Ch
     return vs
 
 
-def _relevance_fn(collection: Any) -> Callable[[float], float]:
-    """Distance -> relevance in [0, 1] for the collection's space (``cosine``, ``l2``, ``ip``)."""
-    from langchain_chroma import Chroma
+def _cosine_relevance(distance: float) -> float:
+    """Cosine distance -> relevance: ``1 - distance`` (as langchain_core scores it)."""
+    return 1.0 - distance
 
+
+def _inner_product_relevance(distance: float) -> float:
+    """Chroma's ``ip`` distance (``1 - dot``) -> relevance (as langchain_core scores it)."""
+    if distance > 0:
+        return 1.0 - distance
+    return -1.0 * distance
+
+
+def _euclidean_relevance(distance: float) -> float:
+    """L2 distance of unit vectors (0 to sqrt 2) -> relevance (as langchain_core scores it)."""
+    return 1.0 - distance / math.sqrt(2)
+
+
+def _relevance_fn(collection: Any) -> Callable[[float], float]:
+    """Distance -> relevance in [0, 1] for the collection's space (``cosine``, ``l2``, ``ip``).
+
+    The three functions score as langchain_core's private ones for the same spaces (which
+    ``Chroma`` picks by default), written out here so scores stay the same without them.
+    """
     try:
         config = collection.configuration  # rebuilds the stored embedding function: may fail
         space = (config.get("hnsw") or {}).get("space") or (config.get("spann") or {}).get("space")
@@ -134,10 +154,10 @@ def _relevance_fn(collection: Any) -> Callable[[float], float]:
         space = None
     space = space or (collection.metadata or {}).get("hnsw:space") or "l2"
     if space == "cosine":
-        return Chroma._cosine_relevance_score_fn
+        return _cosine_relevance
     if space == "ip":
-        return Chroma._max_inner_product_relevance_score_fn
-    return Chroma._euclidean_relevance_score_fn
+        return _inner_product_relevance
+    return _euclidean_relevance
 
 
 def scope_filter(user_id: str, kind: Literal["episode", "turn"] = "episode") -> dict[str, Any]:

@@ -26,9 +26,9 @@ from langmem_layers.identity import (
 from langmem_layers.identity import (
     _user_namespaces as user_namespaces_core,
 )
+from langmem_layers.storage.chroma_compat import scrub_chroma
 from langmem_layers.storage.compact import (
     chroma_dir,
-    scrub_chroma,
     sqlite_file,
     vacuum_sqlite,
 )

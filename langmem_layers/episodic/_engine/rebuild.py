@@ -1,6 +1,6 @@
 """Every record's vector written again, after Chroma's vector index was reset (private).
 
-``storage/chroma_repair.py`` explains when Chroma's local vector index is torn and
+``storage/chroma_compat.py`` explains when Chroma's local vector index is torn and
 how it is reset: its metadata segment still holds every record, but the records
 whose log entries were purged have no vector any more. :func:`revector` writes
 each record again with its vector, taken where it costs least:
@@ -37,7 +37,8 @@ from langmem_layers.episodic._engine.chroma import chroma_call
 from langmem_layers.episodic._engine.index import generation
 from langmem_layers.episodic._engine.sync import PAGE, decode_pack, fetch, unit_vector
 from langmem_layers.errors import ConfigurationError, StorageError
-from langmem_layers.storage.chroma_repair import (
+from langmem_layers.storage.chroma_compat import (
+    collection_dimension,
     damaged,
     rebuild_done,
     rebuild_pending,
@@ -282,7 +283,7 @@ def checked(
 ) -> tuple[Any, Any]:
     """``(client, collection)``, the vector index rebuilt first if a crash tore it.
 
-    Only an embedded Chroma folder is checked (``storage/chroma_repair.py``): one read
+    Only an embedded Chroma folder is checked (``storage/chroma_compat.py``): one read
     makes Chroma catch up with its log, which fails when the vector index is torn.
     Then, or when a rebuild was left unfinished, the client is closed, the index is
     reset, ``reopen()`` opens the folder again and :func:`revector` writes every
@@ -335,8 +336,8 @@ def checked(
             "process and holds the torn index in memory (Chroma shares one per folder). "
             "Close it, then open the store again: the rebuild resumes."
         ) from err
-    dim = getattr(getattr(coll, "_model", None), "dimension", None)
-    if not isinstance(dim, int) or dim <= 0:
+    dim = collection_dimension(coll)
+    if dim is None:
         dim = len(embeddings.embed_query("dimension probe"))
     try:
         done = revector(coll, embeddings, dim)

@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.episodic._engine import rebuild as rebuild_mod
 from langmem_layers.errors import StorageError
-from langmem_layers.storage.chroma_repair import damaged, rebuild_pending
+from langmem_layers.storage.chroma_compat import damaged, rebuild_pending
 from langmem_layers.storage.defaults import Storage
 from langmem_layers.testing import DeterministicEmbeddings
 
@@ -175,6 +175,7 @@ def _archive_more(folder: Path, never_save: bool) -> None:
     _shut(store)
 
 
+@pytest.mark.slow
 def test_an_index_newer_than_its_id_map_is_rebuilt(written: Path, tmp_path: Path) -> None:
     # The state a kill leaves between Chroma's save of the index files and of its id map:
     # files of the later save, the id map and log position of the earlier one, and the

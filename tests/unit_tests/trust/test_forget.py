@@ -28,7 +28,7 @@ from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.procedural import ProceduralMemory, ToolOutcome
 from langmem_layers.semantic import ProfileStore
-from langmem_layers.storage.compact import zero_hnsw_unused
+from langmem_layers.storage.chroma_compat import zero_hnsw_unused
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
 from langmem_layers.users import (
     ForgetReport,
