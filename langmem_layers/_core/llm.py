@@ -7,14 +7,14 @@ through one :class:`MemoryModel`, which ``MemoryLayers`` builds once per model
 so its circuit and its stats cover every call to that endpoint:
 
 * **time**: each operation (one extraction, one judgement, one summary) has one
-  deadline, ``timeout_s``, over all its attempts. An OpenAI-family client is
-  copied with that timeout and no retries of its own (the user's client is not
-  changed); every call is also bounded here, whatever the client: async calls
-  with ``asyncio.wait_for`` (the request is cancelled), sync calls on a thread
-  started for that call and waited for until the deadline. A sync call still
-  running then is left to finish on its thread (a daemon): an OpenAI-family
-  client's own timeout ends it shortly after; another client's call ends when
-  that client gives up;
+  deadline, ``timeout_s``, over all its attempts. An OpenAI-family model is
+  rebuilt from its public fields with that timeout and no retries of its own (the
+  user's model is not changed), and a retry is sent with the time left: a sync
+  call runs on the caller's thread and its HTTP client's timeouts end it, no
+  thread is started. Another model gets no per-request timeout from us: its sync calls run
+  on a small pool of the :class:`MemoryModel` (at most four daemon threads, never
+  one per call) and are waited for until the deadline. Async calls are bounded
+  with ``asyncio.wait_for`` (the request is cancelled);
 * **a circuit per endpoint**: ``circuit_failures`` consecutive failures of the
   endpoint (connection, HTTP error), or one timeout, open it for
   ``circuit_cooldown_s``; while open no call is made and the callers use their
@@ -51,12 +51,14 @@ import copy
 import functools
 import json
 import logging
+import queue
 import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar, cast, get_args
+from concurrent.futures import Future, wait
+from typing import Any, Literal, TypeVar, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -164,24 +166,34 @@ def _is_openai_family(model: Any) -> bool:
     return isinstance(model, BaseChatOpenAI)
 
 
-def _bounded_copy(model: Any, timeout_s: float) -> Any:
-    """An OpenAI-family model whose clients time out after ``timeout_s`` and never retry.
+# the clients the constructor builds from the other fields (with the new timeout)
+_CLIENTS = frozenset({"client", "async_client", "root_client", "root_async_client"})
 
-    The client's own retries with back-off are what made a dead endpoint cost
-    seconds per turn; this copy shares the user's connection pool and settings
-    otherwise. Other models are returned as they are (bounded by the caller).
+
+def _bounded_copy(model: Any, timeout_s: float) -> Any | None:
+    """An OpenAI-family model rebuilt with a ``timeout_s`` request timeout and no retries.
+
+    The client's own retries with back-off are what made a dead endpoint cost seconds
+    per turn. The copy goes through the model's constructor with its public fields
+    (base URL, key, model name, sampling settings, headers, ``extra_body``, the
+    ``http_client`` given...) except the OpenAI clients, which the constructor builds
+    anew with these settings; the user's model is not changed. ``None`` for another
+    model, or one whose fields do not rebuild it: its sync calls go to the pool.
     """
     if not _is_openai_family(model):
-        return model
-    bounded = copy.copy(model)
-    for root, leaf in (("root_client", "client"), ("root_async_client", "async_client")):
-        client = getattr(model, root, None)
-        if client is None or not hasattr(client, "with_options"):
-            continue
-        limited = client.with_options(timeout=timeout_s, max_retries=0)
-        object.__setattr__(bounded, root, limited)
-        object.__setattr__(bounded, leaf, limited.chat.completions)
-    return bounded
+        return None
+    skip = _CLIENTS | ({"http_client", "http_async_client"} if model.openai_proxy else set())
+    fields = {k: getattr(model, k) for k in model.model_fields_set if k not in skip}
+    try:
+        return type(model)(**{**fields, "request_timeout": timeout_s, "max_retries": 0})
+    except Exception as e:  # a subclass whose fields do not round-trip
+        logger.info(
+            "langmem_layers: %s could not be rebuilt with a request timeout (%s); its "
+            "calls are bounded by waiting instead",
+            describe_endpoint(model),
+            describe_error(e),
+        )
+        return None
 
 
 # ----------------------------------------------------------------- failures
@@ -428,30 +440,92 @@ class _Circuit:
 
 
 # ------------------------------------------------------------- deadlines
-def _sync_within(fn: Callable[[], T], timeout: float) -> T:
-    """``fn()`` on a worker thread, waited for at most ``timeout`` seconds.
+_Job = tuple[Future[Any], Callable[[], Any]]  # a call and where its result goes
 
-    A call still running at the deadline is abandoned (its client's own timeout,
-    set to the same value for OpenAI-family models, ends it shortly after).
+
+class _CallPool:
+    """Up to ``size`` daemon threads that run the sync calls of models with no request timeout.
+
+    Such a call can only be bounded by waiting for it on another thread; a thread per
+    call would leave one behind per call while an endpoint hangs. Here a call is
+    waited for until its deadline: one still queued then is dropped unrun, one running
+    keeps its thread until its client returns. So a hung endpoint holds at most
+    ``size`` threads (and its first timeout opens the circuit). The threads start on
+    first use, are daemons (a hung call never blocks the process's exit) and end after
+    ``idle_s`` without work or at :meth:`close`, so a component built alone and never
+    closed keeps none for long.
     """
-    box: dict[str, Any] = {}
-    done = threading.Event()
-    ctx = contextvars.copy_context()
 
-    def target() -> None:
-        try:
-            box["value"] = ctx.run(fn)
-        except BaseException as e:  # handed to the caller
-            box["error"] = e
-        finally:
-            done.set()
+    def __init__(self, size: int = 4, idle_s: float = 30.0) -> None:
+        self.size, self.idle_s = size, idle_s
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: set[threading.Thread] = set()  # alive
+        self._idle: set[threading.Thread] = set()  # alive and not running a call
+        self._queued = 0  # jobs no thread has taken yet
 
-    threading.Thread(target=target, name="langmem-model-call", daemon=True).start()
-    if not done.wait(max(timeout, 0.0)):
-        raise ModelTimeout(f"no answer within {timeout:.1f} s")
-    if "error" in box:
-        raise box["error"]
-    return cast(T, box["value"])
+    def run(self, fn: Callable[[], T], timeout: float) -> T:
+        """``fn()`` (in the caller's context) on a pool thread, waited for ``timeout`` s."""
+        future: Future[T] = Future()
+        ctx = contextvars.copy_context()
+        with self._lock:
+            self._jobs.put((future, functools.partial(ctx.run, fn)))
+            self._queued += 1
+            if self._queued > len(self._idle) and len(self._threads) < self.size:
+                thread = threading.Thread(target=self._work, name="langmem-model-call", daemon=True)
+                self._threads.add(thread)
+                self._idle.add(thread)
+                thread.start()
+        wait((future,), max(timeout, 0.0))
+        if not future.done():
+            future.cancel()  # dropped unrun if no thread took it yet
+            raise ModelTimeout(f"no answer within {timeout:.1f} s")
+        return future.result()
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            try:
+                job = self._jobs.get(timeout=self.idle_s)
+            except queue.Empty:
+                job = None
+            with self._lock:
+                if job is not None:
+                    self._queued -= 1
+                    self._idle.discard(me)
+                elif self._queued < len(self._idle):  # the other idle threads take the queue
+                    self._idle.discard(me)
+                    self._threads.discard(me)
+                    return
+                else:
+                    continue
+            future, fn = job
+            value, error = None, None
+            if future.set_running_or_notify_cancel():
+                try:
+                    value = fn()
+                except BaseException as e:  # handed to the caller
+                    error = e
+            with self._lock:  # idle before the caller wakes: its next call finds this thread
+                self._idle.add(me)
+            if future.running():
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(value)
+            del job, future, fn, value, error  # nothing of the call is kept while idle
+
+    def close(self) -> None:
+        """End the threads: the idle ones now (joined), the busy ones when their call returns.
+
+        The pool stays usable: a later call starts a thread again.
+        """
+        with self._lock:
+            idle = list(self._idle)
+            for _ in self._threads:
+                self._jobs.put(None)
+        for thread in idle:
+            thread.join(timeout=1.0)
 
 
 async def _async_within(fn: Callable[[], Any], timeout: float) -> Any:
@@ -499,7 +573,11 @@ class MemoryModel:
         self.timeout_s = float(timeout_s)
         self.endpoint = describe_endpoint(model)
         self._openai = _is_openai_family(model)
-        self._bounded = _bounded_copy(model, self.timeout_s)
+        bounded = _bounded_copy(model, self.timeout_s)
+        #: Whether each request carries its own timeout (sync calls stay on the caller's thread).
+        self._timed = bounded is not None
+        self._bounded = bounded if bounded is not None else model
+        self._pool = _CallPool()  # the sync calls of an untimed model (threads on first use)
         self._circuit = _Circuit(circuit_failures, float(circuit_cooldown_s))
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -508,6 +586,14 @@ class MemoryModel:
 
     def __repr__(self) -> str:
         return f"MemoryModel({self.endpoint!r}, timeout_s={self.timeout_s})"
+
+    def close(self) -> None:
+        """End the idle threads of the sync-call pool (a later call starts one again).
+
+        ``MemoryLayers.close`` calls it; a model whose requests carry their own
+        timeout (the OpenAI family) never starts one.
+        """
+        self._pool.close()
 
     # ------------------------------------------------------------ stats
     def _count(self, **counts: int) -> None:
@@ -585,11 +671,20 @@ class MemoryModel:
 
     # ------------------------------------------------------------- call
     def _attempt(
-        self, runnable: Any, messages: list[BaseMessage], left: float, label: str
+        self, runnable: Any, messages: list[BaseMessage], left: float, label: str, *, first: bool
     ) -> Call[Any]:
         config = {"tags": _CALL_TAGS, "run_name": f"langmem_layers.{label}"}
+        if self._timed:
+            # the first request has the whole deadline, the client's own timeout; a later
+            # one carries the time left (the SDK's per-request ``timeout``: an invoke
+            # argument, so only later requests get it in their LLM-cache key)
+            kw = {} if first else {"timeout": left}
+            return Call(
+                lambda: runnable.invoke(messages, config, **kw),
+                lambda: _async_within(lambda: runnable.ainvoke(messages, config, **kw), left),
+            )
         return Call(
-            lambda: _sync_within(lambda: runnable.invoke(messages, config), left),
+            lambda: self._pool.run(lambda: runnable.invoke(messages, config), left),
             lambda: _async_within(lambda: runnable.ainvoke(messages, config), left),
         )
 
@@ -670,7 +765,8 @@ class MemoryModel:
             self._count(calls=1)
             try:
                 runnable, sent = self._request(method, js, messages)
-                reply = yield self._attempt(runnable, sent, left, purpose.replace(" ", "_"))
+                label, first = purpose.replace(" ", "_"), not (step or retries)
+                reply = yield self._attempt(runnable, sent, left, label, first=first)
             except Exception as e:  # the endpoint and its client are untrusted
                 kind, detail, refused = classify_failure(e)
                 if refused and step + 1 < len(chain):

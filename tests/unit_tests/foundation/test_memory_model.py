@@ -11,7 +11,7 @@ import asyncio
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import openai
@@ -218,6 +218,74 @@ def test_a_hung_model_costs_one_deadline_then_the_circuit_opens(mode: str) -> No
     assert run(call(mm)).skipped  # one timeout opens the circuit at once
 
 
+class ScriptedChatOpenAI(ChatOpenAI):
+    """A ChatOpenAI answering from a script; records each call's thread and keyword arguments."""
+
+    seen: ClassVar[list[tuple[threading.Thread, dict[str, Any]]]] = []
+    replies: ClassVar[list[str]] = []
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.seen.append((threading.current_thread(), kwargs))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(self.replies.pop(0)))])
+
+
+def test_an_openai_call_runs_on_the_callers_thread_and_a_retry_gets_the_time_left() -> None:
+    ScriptedChatOpenAI.seen.clear()
+    ScriptedChatOpenAI.replies[:] = ["", "second"]
+    chat = ScriptedChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key="k", model="m")  # type: ignore[arg-type]
+    outcome = run(call(MemoryModel(chat, timeout_s=5)))
+    assert outcome == Outcome("second", None, 1)
+    (first_thread, first), (second_thread, second) = ScriptedChatOpenAI.seen
+    assert first_thread is second_thread is threading.current_thread()  # no thread started
+    assert "timeout" not in first  # the copy's own request timeout: the whole deadline
+    assert 0 < second["timeout"] < 5  # the time left, as the SDK's per-request timeout
+
+
+def _new_call_threads(known: set[int | None]) -> list[threading.Thread]:
+    return [
+        t for t in threading.enumerate() if t.name == "langmem-model-call" and t.ident not in known
+    ]
+
+
+def test_sync_calls_to_a_hung_model_share_a_bounded_pool_not_a_thread_each() -> None:
+    known = {t.ident for t in threading.enumerate()}
+    release = threading.Event()
+    mm = MemoryModel(HangingModel(release=release), timeout_s=0.05, circuit_cooldown_s=0.001)
+    try:
+        for _ in range(8):
+            time.sleep(0.01)  # past the cool-down: each call probes the hung model
+            outcome = run(call(mm))
+            assert outcome.failed and "timeout" in str(outcome.error)
+        assert mm.stats()["failures"] == {"timeout": 8}
+        assert 1 <= len(_new_call_threads(known)) <= 4  # a thread per call would be 8
+    finally:
+        release.set()
+    mm.close()  # the calls return, their threads go idle and end
+    deadline = time.monotonic() + 5
+    while _new_call_threads(known) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _new_call_threads(known) == []
+    assert run(mm.call([HumanMessage("x")], nonempty)).skipped is False  # usable after close
+
+
+def test_closing_the_model_ends_its_call_threads() -> None:
+    known = {t.ident for t in threading.enumerate()}
+    mm = MemoryModel(FakeChatModel(responses=["ok"], cycle=True))
+    assert [run(call(mm)).value for _ in range(3)] == ["ok"] * 3
+    assert len(_new_call_threads(known)) == 1  # one pool thread served the three calls
+    mm.close()
+    deadline = time.monotonic() + 2
+    while _new_call_threads(known) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _new_call_threads(known) == []
+
+
 # --------------------------------------------------------------------- schemas
 def _walk(node: Any) -> list[dict[str, Any]]:
     out = []
@@ -233,7 +301,7 @@ def _walk(node: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("model", [ProfileUpdates, EpisodeSummary])
 def test_schemas_are_in_the_strict_subset(model: Any) -> None:
-    from langmem_layers.testing.endpoint import strict_schema_problems
+    from bench._openai_endpoint import strict_schema_problems
 
     schema = strict_schema(model)
     assert strict_schema_problems(schema) == []
@@ -334,13 +402,25 @@ def test_the_endpoint_is_named_without_credentials() -> None:
 
 
 def test_an_openai_client_is_copied_with_the_timeout_and_no_retries() -> None:
-    chat = ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key="k", model="m", max_retries=6)  # type: ignore[arg-type]
+    chat = ChatOpenAI(
+        base_url="http://127.0.0.1:9/v1",
+        api_key="k",  # type: ignore[arg-type]
+        model="m",
+        max_retries=6,
+        temperature=0.3,
+        extra_body={"top_k": 5},
+        default_headers={"X-Team": "memory"},
+    )
     mm = MemoryModel(chat, timeout_s=3)
     bounded = mm._bounded
     assert bounded is not chat and bounded.root_client.max_retries == 0
     assert bounded.root_async_client.max_retries == 0
     assert bounded.root_client.timeout == 3 and bounded.client is not chat.client
     assert chat.root_client.max_retries == 6  # the user's client is unchanged
+    assert bounded._default_params == chat._default_params  # model, sampling, extra_body
+    assert str(bounded.root_client.base_url) == str(chat.root_client.base_url)
+    assert bounded.root_client.api_key == "k"
+    assert bounded.root_client.default_headers["X-Team"] == "memory"
 
 
 @pytest.mark.parametrize(
