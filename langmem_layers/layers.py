@@ -15,7 +15,9 @@ Nothing is attached to a graph: whoever needs the layers is given this object.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import threading
+from collections.abc import AsyncIterator, Hashable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from functools import partial
@@ -123,6 +125,9 @@ class MemoryLayers:
             :meth:`flush` / :meth:`aflush` wait for it; :meth:`close` / :meth:`aclose`
             (or ``with`` / ``async with``) end it. The library installs no signal
             handler and no exit hook: close the layers in your shutdown path.
+        pending: The background work of these layers not finished yet, by key (the
+            archive a turn asked for, per user and thread: a session end cancels or
+            waits for it).
 
     Raises:
         ConfigurationError: ``episodes`` given together with ``storage`` or ``embeddings``.
@@ -163,6 +168,8 @@ class MemoryLayers:
         self.config = config if config is not None else MemoryConfig()
         #: The one background executor of these layers (see :meth:`flush`, :meth:`close`).
         self.background = Background(name="langmem")
+        #: Background work queued and not finished, by key (the archives turns asked for).
+        self.pending = PendingWork()
         redaction, caps = self.config.redaction, self.config.caps
         self._owns_episodes = episodes is None
         self.episodes = episodes or EpisodeStore(
@@ -650,6 +657,8 @@ class MemoryLayers:
         if self._owns_episodes:  # its recall threads are ours; an episodes= given is yours
             self.episodes.close()
         self.background.close()
+        if self.model is not None:  # the idle threads of its sync-call pool, if it has any
+            self.model.close()
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close` (``async with MemoryLayers(...) as memory:``)."""
@@ -657,6 +666,8 @@ class MemoryLayers:
         if self._owns_episodes:
             await self.episodes.aclose()
         await self.background.aclose()
+        if self.model is not None:
+            self.model.close()
 
     def __enter__(self) -> MemoryLayers:
         return self
@@ -669,6 +680,38 @@ class MemoryLayers:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class PendingWork:
+    """Futures submitted and not finished yet, by key, for one :class:`MemoryLayers`.
+
+    The archive a turn asks for runs in the background; the session end of its thread
+    cancels it if it has not started, else waits for it (``agent._turn``). The state
+    lives here, on the layers that own the work, not in a module.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._futures: dict[Hashable, list[Future[Any]]] = {}
+
+    def add(self, key: Hashable, future: Future[Any]) -> None:
+        """Keep ``future`` under ``key`` until it finishes (then it is forgotten)."""
+        with self._lock:
+            self._futures.setdefault(key, []).append(future)
+        future.add_done_callback(partial(self._forget, key))
+
+    def of(self, key: Hashable) -> list[Future[Any]]:
+        """The futures under ``key`` not finished yet, oldest first (a copy)."""
+        with self._lock:
+            return list(self._futures.get(key, ()))
+
+    def _forget(self, key: Hashable, done: Future[Any]) -> None:
+        with self._lock:
+            futures = self._futures.get(key, [])
+            if done in futures:
+                futures.remove(done)
+                if not futures:
+                    del self._futures[key]
 
 
 def _check_backends(

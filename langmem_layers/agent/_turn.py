@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, wait
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
 
 from langmem_layers._core.checks import content_problem
 from langmem_layers._core.steps import Call, Core, run, twin
 from langmem_layers.agent._transcript import session_messages
 from langmem_layers.episodic import WritePolicy, aarchive_session, archive_session
-from langmem_layers.errors import ConfigurationError, LangmemError, ThreadOwnershipError
+from langmem_layers.errors import (
+    ConfigurationError,
+    LangmemError,
+    MissingUserIdError,
+    ThreadOwnershipError,
+)
 from langmem_layers.identity import Identity, RunScope, normalize_user_id
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.procedural import render_tips
@@ -35,6 +38,9 @@ __all__ = [
     "check_user_message",
     "empty_message_refusal",
     "memory_sections",
+    "refusal",
+    "refusal_error",
+    "run_input",
     "same_user",
     "thread_refusal",
     "wait_for_archive",
@@ -101,6 +107,56 @@ def check_user_message(messages: Sequence[Any]) -> None:
         raise ConfigurationError(refusal)
 
 
+#: The errors a refused run raises, by class name (``thread_refusal_error``).
+_REFUSAL_ERRORS: dict[str, type[LangmemError]] = {
+    cls.__name__: cls for cls in (ThreadOwnershipError, ConfigurationError, MissingUserIdError)
+}
+
+
+def run_input(state: Mapping[str, Any]) -> list[Any]:
+    """The messages this run added: after the owner's last one (else after the last AI reply).
+
+    ``thread_last_id`` is the id of the thread's last message when its owner's last
+    run ended; without it (a new thread, or one of an older release) the run's input
+    is what follows the last AI message, or every message.
+    """
+    messages = list(state.get("messages") or [])
+    ids = [m.id for m in messages]
+    last = state.get("thread_last_id")
+    if last in ids:
+        return messages[ids.index(last) + 1 :]
+    ai = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
+    return messages[ai[-1] + 1 :] if ai else messages
+
+
+def refusal(
+    state: Mapping[str, Any], why: str, error: type[LangmemError] = ThreadOwnershipError
+) -> dict[str, Any]:
+    """The state update of a refused run: its input removed again, and why it was refused.
+
+    A node cannot keep its run's input out of the checkpoints (LangGraph saves it
+    before any node runs); this update takes it out of the thread's state, and the
+    removed ids are recorded (``thread_refused``) so transcripts leave them out.
+    :func:`refusal_error` is the error to raise afterwards.
+    """
+    ids = [m.id for m in run_input(state) if m.id]
+    return {
+        "messages": [RemoveMessage(id=i) for i in ids],
+        "thread_refused": ids,
+        "thread_refusal": why,
+        "thread_refusal_error": None if error is ThreadOwnershipError else error.__name__,
+    }
+
+
+def refusal_error(state: Mapping[str, Any]) -> LangmemError | None:
+    """The error of a run :func:`refusal` refused, else ``None``."""
+    why = state.get("thread_refusal")
+    if not why:
+        return None
+    cls = _REFUSAL_ERRORS.get(state.get("thread_refusal_error") or "", ThreadOwnershipError)
+    return cls(why)
+
+
 def after_turn(
     memory: MemoryLayers,
     messages: Sequence[BaseMessage],
@@ -158,28 +214,13 @@ def _archive(
     )
 
 
-#: The background archives submitted and not finished, per layers and (user, thread).
-_PENDING: weakref.WeakKeyDictionary[MemoryLayers, dict[tuple[str, str], list[Future[Any]]]] = (
-    weakref.WeakKeyDictionary()
-)
-_PENDING_GUARD = threading.Lock()
-
-
 def _submit_archive(memory: MemoryLayers, key: tuple[str, str], job: Core[None]) -> None:
-    """Queue an archive on the layers' executor, after the thread's earlier ones."""
+    """Queue an archive on the layers' executor, after the thread's earlier ones.
+
+    ``memory.pending`` keeps its future until it finishes, for the thread's session end.
+    """
     future = memory.background.submit(run, job, lane=("archive", *key), what="archive")
-    with _PENDING_GUARD:
-        _PENDING.setdefault(memory, {}).setdefault(key, []).append(future)
-
-    def forget(done: Future[Any]) -> None:
-        with _PENDING_GUARD:
-            pending = _PENDING.get(memory, {})
-            if done in pending.get(key, ()):
-                pending[key].remove(done)
-                if not pending[key]:
-                    del pending[key]
-
-    future.add_done_callback(forget)
+    memory.pending.add(("archive", *key), future)
 
 
 async def _asubmit_archive(memory: MemoryLayers, key: tuple[str, str], job: Core[None]) -> None:
@@ -189,8 +230,7 @@ async def _asubmit_archive(memory: MemoryLayers, key: tuple[str, str], job: Core
 
 def _settle(memory: MemoryLayers, key: tuple[str, str]) -> tuple[bool, list[Future[Any]]]:
     """Cancel the archives not started; whether one was, and the running ones to wait for."""
-    with _PENDING_GUARD:
-        futures = list(_PENDING.get(memory, {}).get(key, ()))
+    futures = memory.pending.of(("archive", *key))
     cancelled = [f.cancel() for f in futures]
     return any(cancelled), [f for f, c in zip(futures, cancelled, strict=True) if not c]
 

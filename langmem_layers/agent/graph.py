@@ -5,8 +5,11 @@
     START → load_memory ─► agent ◄─► tools (outcomes recorded) ─► update_memory → END
 
 * ``load_memory`` resolves the user (``Runtime.context`` or
-  ``config["configurable"]``; both given must agree) and recalls episodes for
-  the latest user turn;
+  ``config["configurable"]``; both given must agree), checks the thread's owner
+  and the latest user message, and recalls episodes for that turn. A refused
+  run (no user id, two different ones, another user's thread, an empty message)
+  has its input removed again and goes to ``update_memory``, which raises its
+  error: no model call, no memory read or write;
 * ``agent`` calls the model with the system prompt, the injected memory and
   the windowed messages, all inside one token budget filled by priority:
   latest turns > profile > tool tips > recalled episodes;
@@ -23,34 +26,33 @@ or by expiry (:func:`~langmem_layers.expire_idle_sessions`), with the same
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import merge_configs
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from typing_extensions import TypedDict
 
-from langmem_layers._core.steps import Core, arun, invoke, node, run, store_call
+from langmem_layers._core.steps import Core, invoke, node
 from langmem_layers.agent._budget import BudgetReport, Section, fill_budget
 from langmem_layers.agent._turn import (
-    check_thread_owner,
-    check_user_message,
     memory_sections,
 )
+from langmem_layers.agent.kit import MemoryState
 from langmem_layers.agent.tools import create_memory_tools
-from langmem_layers.episodic import RecalledItem, render_recalled
+from langmem_layers.episodic import render_recalled
 from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import Identity, MemoryContext, current_runtime, resolve_identity
 from langmem_layers.layers import MemoryLayers
 from langmem_layers.safety.fences import fence, one_line
 from langmem_layers.storage.defaults import check_model
 from langmem_layers.storage.tokens import TokenCounter
-from langmem_layers.working import MIN_MAX_TOKENS, WorkingMemoryState, compute_window
+from langmem_layers.working import MIN_MAX_TOKENS, compute_window
 
 __all__ = [
     "MemoryGraphState",
@@ -60,31 +62,25 @@ __all__ = [
 ]
 
 
-class MemoryGraphState(WorkingMemoryState, total=False):
-    """State of the reference graph: working memory plus what was loaded this turn.
+class MemoryGraphState(MemoryState, total=False):
+    """State of the reference graph: the kit's :class:`~langmem_layers.MemoryState` plus a report.
 
     Attributes:
-        recalled_episodes: Items recalled from episodic memory for the latest
-            user turn (written by ``load_memory``).
         memory_report: Tokens used per injected section on the last model call.
-        user_id: The user this thread belongs to: the first user who wrote to
-            it. Another user's run on the thread raises
-            :class:`~langmem_layers.ThreadOwnershipError` before anything is
-            read or written; idle threads are archived for this user. Not
-            accepted as graph input.
+
+    A run of another user on a thread raises :class:`~langmem_layers.ThreadOwnershipError`
+    before anything of the thread is read or sent to the model, and its input is removed
+    again. Only ``messages`` is accepted as graph input.
 
     """
 
-    recalled_episodes: list[RecalledItem]
     memory_report: dict[str, int]
-    user_id: str
 
 
-class _MemoryGraphInput(WorkingMemoryState, total=False):
-    """What a run may write at START: everything but the owner (``user_id``)."""
+class _MemoryGraphInput(TypedDict, total=False):
+    """What a run may write at START: its messages (nothing a refusal could not take back)."""
 
-    recalled_episodes: list[RecalledItem]
-    memory_report: dict[str, int]
+    messages: Annotated[list[AnyMessage], add_messages]
 
 
 # ------------------------------------------------------------------ the prompt
@@ -214,6 +210,24 @@ class _ReferenceNodes:
         reply = yield invoke(self.model, prompt, config)
         return {"messages": [reply], "memory_report": dict(report.used)}
 
+    def load_memory(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
+        """Check the run (user, thread owner, message), then recall for the latest user turn.
+
+        A refused run's update removes its input again (``_turn.refusal``);
+        :meth:`refused_or_agent` sends it to ``update_memory``, which raises.
+        """
+        return dict((yield invoke(self.memory.nodes.recall, state, config)))
+
+    def refused_or_agent(self, state: Mapping[str, Any]) -> str:
+        """``update_memory`` (which raises) after a refusal, else ``agent``."""
+        return "update_memory" if state.get("thread_refusal") else "agent"
+
+    def update_memory(
+        self, state: Mapping[str, Any], config: RunnableConfig
+    ) -> Core[dict[str, Any]]:
+        """Raise a refused run's error; else the kit's ``after_turn``, and the run's last id."""
+        return dict((yield invoke(self.memory.nodes.after_turn, state, config)))
+
     def route(self, state: Mapping[str, Any]) -> str:
         """``tools`` after a tool call, else ``update_memory``."""
         messages: list[AnyMessage] = list(state.get("messages") or [])
@@ -221,81 +235,6 @@ class _ReferenceNodes:
         if isinstance(last, AIMessage) and last.tool_calls and self.tools:
             return "tools"
         return "update_memory"
-
-
-# ------------------------------------------------------------ thread ownership
-def _input_messages(input: Any) -> Any:
-    """The messages a run's input brings (a state dict, or a ``Command``'s update)."""
-    if isinstance(input, Command):
-        input = input.update
-    return input.get("messages") or [] if isinstance(input, Mapping) else []
-
-
-def _owner_preflight(
-    graph: Any, input: Any, config: RunnableConfig | None, context: Any
-) -> Core[None]:
-    """Before a run starts (before its input is checkpointed): user, thread owner, message.
-
-    A missing user id, conflicting user ids (context and configurable), another
-    user's thread or an empty latest user message fails here, so the refused
-    input never reaches the thread's checkpoints nor the model. Subgraph calls
-    (a ``checkpoint_ns`` is set) are left to ``load_memory``'s own checks.
-    """
-    merged = merge_configs(graph.config, config)
-    if (merged.get("configurable") or {}).get("checkpoint_ns"):
-        return
-    ident = resolve_identity(runtime=context, config=merged)
-    if ident.thread_id is not None and graph.checkpointer not in (None, False):
-        try:
-            state = yield store_call(graph.get_state, graph.aget_state, merged)
-        except ValueError:  # no checkpointer reachable from here: load_memory still checks
-            state = None
-        if state is not None:
-            owner = (state.values or {}).get("user_id")
-            check_thread_owner(owner, ident.user_id, ident.thread_id)
-    check_user_message(_input_messages(input))
-
-
-class _OwnedThreadGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """The compiled reference graph: every run is checked before it starts.
-
-    The user (one id, not two different ones), the thread's owner and the latest
-    user message (not empty) are checked before the input is checkpointed.
-
-    ``invoke``/``batch`` go through ``stream``, ``ainvoke``/``astream_events``
-    through ``astream``; both run one core (:func:`_owner_preflight`).
-    """
-
-    def stream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Iterator[Any]:
-        """Check the user, the thread's owner and the message, then stream the run."""
-        run(_owner_preflight(self, input, config, kwargs.get("context")))
-        yield from super().stream(input, config, **kwargs)
-
-    async def astream(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        """Async twin of :meth:`stream`."""
-        await arun(_owner_preflight(self, input, config, kwargs.get("context")))
-        async for chunk in super().astream(input, config, **kwargs):
-            yield chunk
-
-
-class _MemoryGraphBuilder(StateGraph[Any, Any, Any, Any]):
-    """``StateGraph`` whose ``compile`` returns an :class:`_OwnedThreadGraph`."""
-
-    def compile(self, *args: Any, **kwargs: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
-        """Compile as ``StateGraph.compile`` does; runs then check the thread's owner first.
-
-        The owner-checking graph is built by the compiled graph's own constructor from
-        its attributes, exactly as LangGraph's public ``Pregel.copy`` (and so
-        ``with_config``) rebuilds a graph; nothing is patched or set on an object
-        LangGraph made, and copies keep the check.
-        """
-        compiled = super().compile(*args, **kwargs)
-        attrs = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
-        return _OwnedThreadGraph(**attrs)
 
 
 # ------------------------------------------------------------------- the graph
@@ -313,12 +252,15 @@ def create_memory_graph_builder(
     ``store=`` to ``compile``) unless ``memory`` was given its own; episodes
     live in ``memory.episodes`` (Chroma).
 
-    Every run of the compiled graph is checked before it starts, so a refused
-    run's input is never checkpointed nor sent to the model: no user id
+    Every run of the compiled graph is checked by its first node, ``load_memory``,
+    before anything of the thread is read: no user id
     (:class:`~langmem_layers.MissingUserIdError`), two different user ids in
     ``context`` and ``config["configurable"]`` or an empty latest user message
     (no text, or only whitespace; :class:`~langmem_layers.ConfigurationError`),
-    another user's thread (:class:`~langmem_layers.ThreadOwnershipError`).
+    another user's thread (:class:`~langmem_layers.ThreadOwnershipError`). A
+    refused run's input never reaches the model nor the memory; it is removed
+    from the thread's state again (LangGraph checkpoints a run's input before any
+    node runs, so the thread's checkpoint history keeps it).
 
     Args:
         model: The agent's chat model (tools are bound to it).
@@ -347,20 +289,20 @@ def create_memory_graph_builder(
     if memory_tools:
         tools = [*tools, *create_memory_tools(memory)]
     nodes = _ReferenceNodes(memory, model, tools)
-    builder = _MemoryGraphBuilder(
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(
         MemoryGraphState, context_schema=MemoryContext, input_schema=_MemoryGraphInput
     )
-    # the kit's nodes (memory.nodes): the same ones a graph of your own uses
-    builder.add_node("load_memory", memory.nodes.recall)
+    # the kit's recall and after_turn (memory.nodes), with refused runs taken back
+    builder.add_node("load_memory", node(nodes.load_memory, name="load_memory"))
     builder.add_node("agent", node(nodes.agent, name="agent"))
-    builder.add_node("update_memory", memory.nodes.after_turn)
+    builder.add_node("update_memory", node(nodes.update_memory, name="update_memory"))
     targets = ["update_memory"]
     if nodes.tools:
         builder.add_node("tools", memory.nodes.tools(nodes.tools))
         builder.add_edge("tools", "agent")
         targets.insert(0, "tools")
     builder.add_edge(START, "load_memory")
-    builder.add_edge("load_memory", "agent")
+    builder.add_conditional_edges("load_memory", nodes.refused_or_agent, ["agent", "update_memory"])
     builder.add_conditional_edges("agent", nodes.route, targets)
     builder.add_edge("update_memory", END)
     return builder

@@ -38,7 +38,7 @@ and ``aopen`` have one), never the folded window alone.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -46,9 +46,17 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 
 from langmem_layers._core.steps import Core, arun, invoke, node, run
-from langmem_layers.agent._turn import after_turn, check_thread_owner, check_user_message
+from langmem_layers.agent._turn import (
+    after_turn,
+    empty_message_refusal,
+    refusal,
+    refusal_error,
+    run_input,
+    thread_refusal,
+)
 from langmem_layers.agent._turn import memory_sections as _sections
 from langmem_layers.episodic import RecalledItem
+from langmem_layers.errors import ConfigurationError
 from langmem_layers.identity import Identity, current_runtime, resolve_identity
 from langmem_layers.working import WorkingMemoryState
 
@@ -66,6 +74,14 @@ class MemoryState(WorkingMemoryState, total=False):
         user_id: The thread's owner (the first user who wrote to it), written by ``recall``:
             a run of another user on the thread is refused, and ``end_session`` knows
             whose memory the thread goes to.
+        thread_last_id: Id of the thread's last message when its owner's last run
+            ended (what follows it is the current run's input).
+        thread_refused: Ids of the messages of refused runs: ``recall`` removed them
+            again, and the session transcript leaves them out.
+        thread_refusal: Why the current run was refused, if it was; the next memory
+            step (:func:`memory_messages`, ``after_turn``, ``archive``) raises it.
+        thread_refusal_error: The error the refusal raises, by class name
+            (``None``: ``ThreadOwnershipError``).
 
     The inherited keys: ``messages`` (LangGraph's ``add_messages``), ``summary`` (what
     the window folded), ``scratchpad`` (the task's notes).
@@ -76,12 +92,27 @@ class MemoryState(WorkingMemoryState, total=False):
         ...     mood: str
         >>> from typing import get_type_hints
         >>> sorted(get_type_hints(State))
-        ['messages', 'mood', 'recalled_episodes', 'scratchpad', 'summary', 'user_id']
+        ['messages', 'mood', 'recalled_episodes', 'scratchpad', 'summary', 'thread_last_id', \
+'thread_refusal', 'thread_refusal_error', 'thread_refused', 'user_id']
 
     """
 
     recalled_episodes: list[RecalledItem]
     user_id: str
+    thread_last_id: str
+    thread_refused: Annotated[list[str], _extend]
+    thread_refusal: str | None
+    thread_refusal_error: str | None
+
+
+def _extend(left: list[str] | None, right: list[str] | None) -> list[str]:
+    return [*(left or []), *(right or [])]
+
+
+def _raise_refusal(state: Mapping[str, Any]) -> None:
+    error = refusal_error(state)
+    if error is not None:
+        raise error
 
 
 def _identity(config: RunnableConfig | None) -> Identity:
@@ -141,20 +172,34 @@ class MemoryNodes:
         )
 
     def _recall(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
-        ident = _identity(config)
-        check_thread_owner(state.get("user_id"), ident.user_id, ident.thread_id)
-        check_user_message(state.get("messages") or [])
+        # a refused run cannot be kept out of the checkpoints (LangGraph saves the input
+        # before any node runs): its input is removed again, and the next memory step raises
+        try:
+            ident = _identity(config)
+        except ConfigurationError as e:  # no user id, or two different ones
+            return refusal(state, str(e), type(e))
+        why = thread_refusal(state.get("user_id"), ident.user_id, ident.thread_id)
+        if why is not None:
+            return refusal(state, why)
+        empty = empty_message_refusal(run_input(state))
+        if empty is not None:
+            return refusal(state, empty, ConfigurationError)
         update: dict[str, Any] = dict((yield invoke(self.memory.recall_node, state, config)))
-        update["user_id"] = ident.user_id
+        update.update(user_id=ident.user_id, thread_refusal=None, thread_refusal_error=None)
         return update
 
     def _after_turn(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
+        _raise_refusal(state)
         messages = list(state.get("messages") or [])
         memory = self.memory
         yield from after_turn(memory, messages, _identity(config), memory.profiles.store)
-        return dict((yield invoke(memory.window_node, state, config)))
+        update = dict((yield invoke(memory.window_node, state, config)))
+        if messages and messages[-1].id:
+            update["thread_last_id"] = messages[-1].id
+        return update
 
     def _archive(self, state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
+        _raise_refusal(state)
         memory = self.memory
         messages = list(state.get("messages") or [])
         yield from after_turn(memory, messages, _identity(config), extract=False)
@@ -168,6 +213,7 @@ def _prompt(
     tools: Sequence[BaseTool],
     config: RunnableConfig | None,
 ) -> Core[list[BaseMessage]]:
+    _raise_refusal(state)
     from langmem_layers.agent.graph import compose_prompt
 
     user_id = _identity(config).user_id

@@ -3,8 +3,8 @@
 State contract of :func:`create_recall_node`: it reads ``state["messages"]`` and
 writes ``state["recalled_episodes"]``, a list of :class:`RecalledItem` dicts
 (best first) whose ``text`` fields together stay within ``max_tokens``; use
-:func:`render_recalled` to turn them into a prompt section. A graph whose state
-lacks either key is refused when it runs (see :func:`create_recall_node`).
+:func:`render_recalled` to turn them into a prompt section. Give the graph's state
+both keys (e.g. :class:`~langmem_layers.MemoryState`): see :func:`create_recall_node`.
 
 Each node and :func:`archive_session` is one core: the sync path calls the sync
 methods, the async path (``graph.ainvoke``, :func:`aarchive_session`) awaits their
@@ -13,14 +13,12 @@ async twins, so it never blocks the event loop.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, cast
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langgraph.channels import LastValue
 from typing_extensions import TypedDict
 
 from langmem_layers._core.checks import check_messages
@@ -130,69 +128,27 @@ def _has_store(profiles: ProfileStore) -> bool:
     return True
 
 
-class _UndeclaredKey(LastValue[Any]):
-    """Stands in for a state key the recall node uses but the graph's state does not declare.
+#: Why the recall node refuses a state without its messages key (``{key}``: the key).
+_NO_MESSAGES = (
+    "the recall node reads the messages from the state key {key!r}, but the state it was "
+    "given has no {key!r} key (the graph's state schema lacks it, or nothing ever wrote "
+    "it), so it would never see a user message: add it (e.g. StateGraph(MessagesState)), "
+    "or pass create_recall_node(..., messages_key=...) naming the key that holds the messages"
+)
 
-    The recall node declares its keys to ``StateGraph.add_node`` as its input schema
-    (the type hint of its ``__call__``). LangGraph adds an input schema's keys to the
-    graph: a key the state already has keeps the state's own channel, and this one
-    is dropped; a key the state lacks gets this channel. So it is part of a compiled
-    graph only when the state lacks the key, and there it refuses every run when
-    LangGraph loads the graph's channels (``from_checkpoint``), before any node runs
-    and before anything is checkpointed. ``add_node`` and ``compile`` give a node no
-    hook of its own, so this is the earliest public point.
+
+class _RecallNode(RunnableLambda[Any, dict[str, Any]]):
+    """The recall node: a ``RunnableLambda`` that can also be called like a function.
+
+    The hint of ``state`` is no ``TypedDict``, so ``StateGraph.add_node`` gives the node
+    the graph's own state schema (it declares no keys of its own).
     """
 
-    __slots__ = ()
-    problem: ClassVar[str] = ""
-
-    def from_checkpoint(self, checkpoint: Any) -> Self:
-        """Refuse to run a graph whose state lacks :attr:`key` (see the class docstring)."""
-        raise ConfigurationError(self.problem.format(key=self.key))
-
-
-class _UndeclaredOutput(_UndeclaredKey):
-    __slots__ = ()
-    problem = (
-        "the recall node writes the state key {key!r}, but the graph's state schema has "
-        "no {key!r} key, so LangGraph would drop the recalled episodes without a word: "
-        "add `{key}: list[dict]` to the state (e.g. class State(MessagesState): "
-        "{key}: list[dict]), or pass create_recall_node(..., state_key=...) naming a "
-        "list key the state has"
-    )
-
-
-class _UndeclaredMessages(_UndeclaredKey):
-    __slots__ = ()
-    problem = (
-        "the recall node reads the messages from the state key {key!r}, but the graph's "
-        "state schema has no {key!r} key, so it would never see a user message: add it "
-        "(e.g. StateGraph(MessagesState)), or pass create_recall_node(..., "
-        "messages_key=...) naming the key that holds the messages"
-    )
-
-
-@functools.cache
-def _recall_node_class(messages_key: str, state_key: str) -> type[RunnableLambda[Any, Any]]:
-    """A ``RunnableLambda`` whose ``__call__`` declares the recall node's keys to ``add_node``.
-
-    ``StateGraph.add_node`` infers a callable's input schema from the type hint of
-    its first parameter (for an object: of ``__call__``); a Runnable declares one
-    the same way. The schema names both keys with a :class:`_UndeclaredKey` channel.
-    """
-    fields = {
-        messages_key: Annotated[list[Any], _UndeclaredMessages(list)],
-        state_key: Annotated[list[RecalledItem], _UndeclaredOutput(list)],
-    }
-    schema = cast(Any, TypedDict)("RecallNodeInput", fields, total=False)
-
-    def __call__(self: RunnableLambda[Any, Any], state: Any, config: Any = None) -> Any:
+    def __call__(
+        self, state: Mapping[str, Any], config: RunnableConfig | None = None
+    ) -> dict[str, Any]:
         """Run the node, as ``invoke`` does."""
         return self.invoke(state, config)
-
-    __call__.__annotations__ = {"state": schema, "config": Any, "return": dict[str, Any]}
-    namespace = {"__call__": __call__, "__module__": __name__, "__doc__": "The recall node."}
-    return cast(type[RunnableLambda[Any, Any]], type("RecallNode", (RunnableLambda,), namespace))
 
 
 def create_recall_node(
@@ -215,15 +171,13 @@ def create_recall_node(
 
     Added to your own ``StateGraph``, the node needs both of its keys in the
     graph's state: ``state_key`` (``recalled_episodes: list[dict]``) and
-    ``messages_key``. LangGraph silently drops a node's update for a key its state
-    does not have, so a graph without them is refused with a
-    :class:`~langmem_layers.errors.ConfigurationError` naming the key and the fix.
-    ``add_node`` and ``compile`` offer a node no hook to check the state, so the
-    error comes at the earliest point LangGraph lets a node see it: when the
-    compiled graph is first run (or drawn, or its state read), before any node
-    runs and before anything is checkpointed. (The node declares its two keys as
-    its input schema; pass ``add_node(..., input_schema=...)`` yourself and the
-    check is yours.)
+    ``messages_key`` (e.g. ``class State(MemoryState)``). A state without
+    ``messages_key`` is refused when the node runs, with a
+    :class:`~langmem_layers.errors.ConfigurationError` naming the key and the fix
+    (nodes before it have run, and the run's input is checkpointed). A state without
+    ``state_key`` is not detected: LangGraph drops a node's update for a key its
+    state does not have, and gives a node no public way to see the graph's state
+    schema, so the model then never sees the recalled episodes.
 
     Args:
         store: The episode store.
@@ -243,7 +197,8 @@ def create_recall_node(
             runs without them. ``MemoryLayers`` passes its own.
 
     Raises:
-        ConfigurationError: ``max_tokens < 1``; ``state_key`` equal to ``messages_key``.
+        ConfigurationError: ``max_tokens < 1``; ``state_key`` equal to ``messages_key``;
+            when the node runs, a state without ``messages_key``.
 
     Example:
         >>> import tempfile
@@ -270,6 +225,8 @@ def create_recall_node(
     options = dict(retriever_options or {})
 
     def recall(state: Mapping[str, Any], config: RunnableConfig) -> Core[dict[str, Any]]:
+        if messages_key not in state:  # what a node can see of the graph's schema
+            raise ConfigurationError(_NO_MESSAGES.format(key=messages_key))
         ident = resolve_identity(runtime=current_runtime(), config=config)
         retriever = EpisodicRetriever(store=store, user_id=ident.user_id, k=k, **options)
         query = latest_user_text(state.get(messages_key) or [])
@@ -293,7 +250,7 @@ def create_recall_node(
     async def async_(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         return await arun(recall(state, config))
 
-    return _recall_node_class(messages_key, state_key)(sync, afunc=async_, name="recall_episodes")
+    return _RecallNode(sync, afunc=async_, name="recall_episodes")
 
 
 def _session_identity(

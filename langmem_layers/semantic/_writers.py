@@ -29,6 +29,10 @@ is committed: the LangGraph stores commit each ``batch``):
      processes on the same data are then caught by the profile store's version
      check alone, which re-plans or, after 5 tries, refuses the update.
 
+   ``BaseStore`` has no lock nor conditional write, and the stores do not say where
+   their file is nor how they connect: those reads of LangGraph's internals live in
+   :mod:`~langmem_layers.storage.langgraph_compat`, with the reason and a test.
+
 Waiting never blocks an event loop and never holds a connection: a busy lock is
 tried again after a short sleep (``asyncio.sleep`` under ``arun``; the
 PostgreSQL round trip runs in a worker thread, and a try that completes after
@@ -48,7 +52,6 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -56,6 +59,7 @@ from langgraph.store.base import BaseStore
 
 from langmem_layers._core.steps import Call, Core, NamespaceLock
 from langmem_layers.errors import StorageError
+from langmem_layers.storage import langgraph_compat as compat
 
 try:  # POSIX; elsewhere SQLite stores fall back to the in-process lock
     import fcntl
@@ -231,12 +235,6 @@ class FileLocks(InProcess):
             os.close(token)
 
 
-#: Keyword arguments of ``psycopg`` ``connect`` that are not connection parameters.
-_NOT_CONNINFO = frozenset(
-    {"autocommit", "prepare_threshold", "row_factory", "cursor_factory", "context"}
-)
-
-
 class AdvisoryLocks(InProcess):
     """PostgreSQL session-level advisory locks on a dedicated connection (module docstring)."""
 
@@ -318,55 +316,19 @@ def _kind(store: BaseStore) -> str | None:
     return None
 
 
-def _main_file(rows: Any) -> InProcess:
-    for _, name, path in rows:
-        if name == "main" and path and fcntl is not None:
-            return FileLocks(str(path))
+def _file_locks(path: str | None) -> InProcess:
+    if path and fcntl is not None:
+        return FileLocks(path)
     return InProcess()  # ":memory:" (one connection), or no flock on this platform
-
-
-def _pool_conninfo(conninfo: Any, kwargs: Any) -> str:
-    from psycopg.conninfo import make_conninfo
-
-    params = {k: v for k, v in (kwargs or {}).items() if k not in _NOT_CONNINFO}
-    return make_conninfo(conninfo or "", **params)
-
-
-def _is_connection(conn: Any) -> bool:
-    """A psycopg connection (sync or async), rather than a pool of them."""
-    import psycopg
-
-    return isinstance(conn, psycopg.Connection | psycopg.AsyncConnection)
-
-
-def _conn_conninfo(conn: Any) -> str:
-    """The parameters a psycopg connection was opened with, password included."""
-    from psycopg.conninfo import make_conninfo
-
-    params = conn.info.get_parameters()
-    if conn.info.password:
-        params["password"] = conn.info.password
-    return make_conninfo(**params)
 
 
 def _resolve_sync(store: Any, kind: str | None) -> InProcess:
     if kind == "sqlite":
-        with store.lock:
-            return _main_file(store.conn.execute("PRAGMA database_list").fetchall())
+        return _file_locks(compat.sqlite_file(store))
     if kind == "postgres":
-        conn = store.conn
-        if _is_connection(conn):
-            with store.lock:
-                return AdvisoryLocks(_conn_conninfo(conn))
-        conninfo, kwargs = conn.conninfo, conn.kwargs
-        return AdvisoryLocks(
-            _pool_conninfo(
-                conninfo() if callable(conninfo) else conninfo,
-                kwargs() if callable(kwargs) else kwargs,
-            )
-        )
+        return AdvisoryLocks(compat.postgres_conninfo(store))
     if kind in ("asqlite", "apostgres"):  # an async store from a thread: ask its loop
-        loop = store.loop
+        loop = compat.store_loop(store)
         if _running_loop() is loop:  # as the store itself refuses it
             raise asyncio.InvalidStateError(
                 f"synchronous profile write on {type(store).__name__} from its own event "
@@ -376,23 +338,11 @@ def _resolve_sync(store: Any, kind: str | None) -> InProcess:
     return InProcess()
 
 
-async def _maybe(value: Any) -> Any:
-    if callable(value):
-        value = value()
-    if isinstance(value, Awaitable):
-        value = await value
-    return value
-
-
 async def _resolve_async(store: Any, kind: str | None) -> InProcess:
     if kind == "asqlite":
-        async with store.lock, store.conn.execute("PRAGMA database_list") as cur:
-            return _main_file(await cur.fetchall())
+        return _file_locks(await compat.asqlite_file(store))
     if kind == "apostgres":
-        conn = store.conn
-        if _is_connection(conn):
-            return AdvisoryLocks(_conn_conninfo(conn))
-        return AdvisoryLocks(_pool_conninfo(await _maybe(conn.conninfo), await _maybe(conn.kwargs)))
+        return AdvisoryLocks(await compat.apostgres_conninfo(store))
     if kind in ("sqlite", "postgres"):  # a sync store: its connection is used in a thread
         return await asyncio.to_thread(_resolve_sync, store, kind)
     return InProcess()

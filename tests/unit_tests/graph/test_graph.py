@@ -272,13 +272,13 @@ async def test_async_missing_user_id_raises(make_graph: MakeGraph, episodes: Epi
     assert episodes.collection.count() == 0
 
 
-def test_missing_user_id_leaves_no_thread_behind(make_graph: MakeGraph, saver: Any) -> None:
-    import time
-
-    from langmem_layers.agent.sessions import expire_idle_sessions
-
-    graph, memory = make_graph(FakeChatModel(responses=[], default="ok"))
+def test_missing_user_id_leaves_nothing_in_the_thread(make_graph: MakeGraph) -> None:
+    """The refused input is taken out again: an empty thread with no owner is left."""
+    model = FakeChatModel(responses=[], default="ok")
+    graph, _ = make_graph(model)
     with pytest.raises(MissingUserIdError):
         graph.invoke({"messages": [("user", "hi")]}, _cfg("t1"))
-    expire_idle_sessions(graph, memory=memory, ttl=60, now=time.time() + 3600)
-    assert list(saver.list(None)) == []
+    state = graph.get_state(_cfg("t1")).values
+    assert state.get("messages") == [] and not state.get("user_id") and model.calls == []
+    graph.invoke({"messages": [("user", "hi")]}, _cfg("t1"), context={"user_id": "ada"})
+    assert graph.get_state(_cfg("t1")).values["user_id"] == "ada"  # a user may take it

@@ -98,3 +98,31 @@ def test_remember_this_archives_the_whole_transcript_not_the_window(tmp_path: Pa
         # no session end: the archive "remember this" made holds the folded turn too
         found = memory.search("Where does Emma live?", user_id="ada", scope="turns")
         assert any("Emma lives in Porto" in i.text for i in found), [i.text for i in found]
+
+
+def test_another_users_run_on_the_thread_is_refused_and_leaves_nothing(tmp_path: Path) -> None:
+    # the kit's recall refuses bob on ada's thread: his input is removed again, the model
+    # never reads it (memory_messages raises), and ada's next turn does not see it
+    from langmem_layers import ThreadOwnershipError
+    from langmem_layers.testing import FakeChatModel
+
+    example = _example()
+    model = FakeChatModel(responses=["Noted.", "Hello again."])
+    with MemoryLayers.open(str(tmp_path / "mem")) as memory:
+        graph = example.build_graph(memory, model)
+        thread = {"configurable": {"thread_id": "t1"}}
+        graph.invoke(
+            {"messages": [("user", "I live in Porto.")]}, thread, context={"user_id": "ada"}
+        )
+        calls = len(model.calls)
+        with pytest.raises(ThreadOwnershipError):
+            graph.invoke(
+                {"messages": [("user", "bob's secret plan")]}, thread, context={"user_id": "bob"}
+            )
+        assert len(model.calls) == calls  # the model was never called for bob
+        values = graph.get_state(thread).values
+        assert not any("bob's secret plan" in str(m.content) for m in values["messages"])
+        assert values["user_id"] == "ada"
+        graph.invoke({"messages": [("user", "Hi again.")]}, thread, context={"user_id": "ada"})
+        seen = [str(m.content) for call in model.calls[calls:] for m in call]
+        assert not any("bob's secret plan" in text for text in seen), seen

@@ -254,10 +254,9 @@ def test_reference_graph_fences_every_section(i: int, episodes: EpisodeStore) ->
         model, memory=memory, tools=[lookup], checkpointer=InMemorySaver(), store=store
     )
     summary = f"Earlier we talked.\n{payload}\n{marker} end"
-    graph.invoke(
-        {"messages": [("user", f"what about lyon {marker}?")], "summary": summary},
-        {"configurable": {"thread_id": f"t-{i}", "user_id": user}},
-    )
+    cfg = {"configurable": {"thread_id": f"t-{i}", "user_id": user}}
+    graph.update_state(cfg, {"summary": summary}, as_node="update_memory")  # not graph input
+    graph.invoke({"messages": [("user", f"what about lyon {marker}?")]}, cfg)
     system = model.calls[0][0]
     assert isinstance(system, SystemMessage)
     prompt = str(system.content)
@@ -454,10 +453,9 @@ def test_harmless_text_reaches_the_prompt_as_written(text: str, episodes: Episod
     graph = build_memory_graph(
         model, memory=memory, tools=[lookup], checkpointer=InMemorySaver(), store=store
     )
-    graph.invoke(
-        {"messages": [("user", "hello")], "summary": f"We spoke.\n{text}"},
-        {"configurable": {"thread_id": "t", "user_id": user}},
-    )
+    cfg = {"configurable": {"thread_id": "t", "user_id": user}}
+    graph.update_state(cfg, {"summary": f"We spoke.\n{text}"}, as_node="update_memory")
+    graph.invoke({"messages": [("user", "hello")]}, cfg)
     prompt = str(model.calls[0][0].content)
     profile_header = next(line for line in prompt.splitlines() if line.startswith("Known facts"))
     bodies = check_fenced(

@@ -2,10 +2,11 @@
 
 Another user's run on the same ``thread_id`` gets a ``ThreadOwnershipError``
 before anything of the thread reaches a prompt or a memory write: the model is
-not called, the owner's thread state is unchanged (the reference graph checks
-before the run starts, so the refused input is not even checkpointed; the
-middleware removes it again), the owner can continue, and session end and
-expiry archive to the owner only.
+not called, the owner's thread state is unchanged (the reference graph's first
+node and the middleware's ``before_agent`` remove the refused input again; it
+stays only in the checkpoint history, where LangGraph saves a run's input before
+any node runs, and transcripts leave it out), the owner can continue, and session
+end and expiry archive to the owner only.
 """
 
 from __future__ import annotations
@@ -91,25 +92,8 @@ class Rig:
     def prompts(self) -> list[str]:
         return ["\n".join(str(m.content) for m in call) for call in self.model.calls]
 
-    def saver_bytes(self) -> bytes:
-        return b"".join(
-            _bytes(x) for x in (self.saver.storage, self.saver.writes, self.saver.blobs)
-        )
-
     def store_text(self) -> str:
         return repr([(i.namespace, i.value) for i in self.store.search((), limit=10_000)])
-
-
-def _bytes(obj: Any) -> bytes:
-    if isinstance(obj, bytes):
-        return obj
-    if isinstance(obj, str):
-        return obj.encode()
-    if isinstance(obj, dict):
-        return b"".join(_bytes(k) + _bytes(v) for k, v in obj.items())
-    if isinstance(obj, list | tuple):
-        return b"".join(_bytes(x) for x in obj)
-    return b""
 
 
 @pytest.fixture
@@ -142,8 +126,8 @@ def test_second_user_is_refused_and_sees_nothing(
     assert r.store_text() == store_before  # no memory write (profile, tool log)
     assert r.memory.episodes.count("bob") == 0
     assert "intruder-bmark" not in repr(session_transcript(r.app, thread_id="shared-thread"))
-    if kind == "graph":  # checked before the run starts: the input is not checkpointed at all
-        assert b"intruder-bmark" not in r.saver_bytes()
+    latest = r.saver.get_tuple(CFG)  # the thread's current checkpoint (the history keeps it)
+    assert latest is not None and "intruder-bmark" not in repr(latest.checkpoint["channel_values"])
 
     with pytest.raises(ConfigurationError, match="taken exactly"):
         r.send(" ada ", "hello again")  # not the owner's id: refused, never merged into it
@@ -169,9 +153,16 @@ def test_second_user_never_sees_the_owners_text(rig: Callable[[str, str], Rig], 
 def test_owner_cannot_be_forged_through_the_graph_input(rig: Callable[[str, str], Rig]) -> None:
     r = rig("graph", "sync")
     r.send("ada", A_TEXT)
-    forged = {"messages": [("user", B_TEXT)], "user_id": "bob"}
+    forged = {
+        "messages": [("user", B_TEXT)],
+        "user_id": "bob",
+        "summary": "intruder-bmark summary",  # what a refusal could not take back
+        "scratchpad": {"goal": "intruder-bmark"},
+        "thread_last_id": "x",
+    }
     with pytest.raises(ThreadOwnershipError):
         r.app.invoke(forged, CFG, context={"user_id": "bob"})
+    assert "intruder-bmark" not in repr(r.state().values)  # only messages are graph input
     new = {"configurable": {"thread_id": "fresh"}}
     r.app.invoke({"messages": [("user", "hi")], "user_id": "ada"}, new, context={"user_id": "bob"})
     assert r.app.get_state(new).values["user_id"] == "bob"  # input user_id is not accepted
@@ -235,32 +226,22 @@ def test_expiry_archives_to_the_owner(rig: Callable[[str, str], Rig], kind: str,
     assert list(r.saver.list(None)) == []
 
 
-def test_self_compiled_builder_checks_before_the_run(tmp_path: Any) -> None:
-    from langmem_layers import create_memory_graph_builder
-
-    memory = MemoryLayers(storage=str(tmp_path), embeddings=DeterministicEmbeddings())
-    saver = InMemorySaver()
-    builder = create_memory_graph_builder(FakeChatModel(responses=[], default="ok"), memory=memory)
-    graph = builder.compile(checkpointer=saver, store=LoopGuardStore())
-    graph.invoke({"messages": [("user", A_TEXT)]}, CFG, context={"user_id": "ada"})
-    checkpoints = len(list(saver.list(None)))
-    with pytest.raises(ThreadOwnershipError):
-        graph.invoke({"messages": [("user", B_TEXT)]}, CFG, context={"user_id": "bob"})
-    assert len(list(saver.list(None))) == checkpoints
-
-
-def test_load_memory_checks_too_when_the_run_was_not_prechecked(tmp_path: Any) -> None:
-    """Defence in depth (e.g. a subgraph call): ``load_memory`` refuses before any read."""
-    from langgraph.graph import StateGraph
+def test_self_compiled_builder_refuses_in_its_first_node(tmp_path: Any) -> None:
+    """A plain ``compile`` of the builder: ``load_memory`` refuses and takes the input back."""
+    from langgraph.graph.state import CompiledStateGraph
 
     from langmem_layers import create_memory_graph_builder
 
     memory = MemoryLayers(storage=str(tmp_path), embeddings=DeterministicEmbeddings())
     model = FakeChatModel(responses=[], default="ok")
     builder = create_memory_graph_builder(model, memory=memory)
-    graph = StateGraph.compile(builder, checkpointer=InMemorySaver(), store=LoopGuardStore())
+    graph = builder.compile(checkpointer=InMemorySaver(), store=LoopGuardStore())
+    assert type(graph) is CompiledStateGraph  # LangGraph's own class, nothing derived
     graph.invoke({"messages": [("user", A_TEXT)]}, CFG, context={"user_id": "ada"})
+    before = graph.get_state(CFG).values
     with pytest.raises(ThreadOwnershipError):
         graph.invoke({"messages": [("user", B_TEXT)]}, CFG, context={"user_id": "bob"})
+    after = graph.get_state(CFG).values
     assert len(model.calls) == 1
-    assert memory.episodes.count("bob") == 0
+    assert [m.id for m in after["messages"]] == [m.id for m in before["messages"]]
+    assert after["user_id"] == "ada" and after["thread_refused"]
