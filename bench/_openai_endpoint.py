@@ -51,7 +51,7 @@ def strict_schema_problems(schema: dict[str, Any], *, context: tuple[Any, ...] =
         context: Where ``schema`` sits in a larger one; if not empty, no root rules apply.
 
     Example:
-        >>> from langmem_layers.testing.endpoint import strict_schema_problems
+        >>> from bench._openai_endpoint import strict_schema_problems
         >>> strict_schema_problems({"type": "object", "properties": {"a": {"type": "string",
         ...     "default": ""}}, "required": ["a"], "additionalProperties": False})
         ["In context=('properties', 'a'), 'default' is not permitted."]
@@ -377,7 +377,7 @@ class OpenAIEndpoint:
         port: The port on 127.0.0.1; 0 picks a free one.
 
     Example:
-        >>> from langmem_layers.testing.endpoint import OpenAIEndpoint
+        >>> from bench._openai_endpoint import OpenAIEndpoint
         >>> OpenAIEndpoint(mode="no_tools").counts  # not started: no socket yet
         {'requests': 0, 'refused': 0, 'answered': 0, 'hung': 0, 'errors': 0}
 

@@ -94,12 +94,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from bench._metrics import percentile
+from bench._openai_endpoint import OpenAIEndpoint
 from langmem_layers import MemoryConfig, MemoryLayers
 from langmem_layers.agent.graph import build_memory_graph
 from langmem_layers.agent.sessions import end_session
 from langmem_layers.episodic import EpisodeStore
 from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel
-from langmem_layers.testing.endpoint import OpenAIEndpoint
 
 __all__ = ["CONDITIONS", "format_report", "grounded", "main", "responder", "run", "user_messages"]
 

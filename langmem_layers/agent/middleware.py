@@ -28,11 +28,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, hook_config
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ToolCallRequest,
+    hook_config,
+)
 from langchain.agents.middleware.types import ModelResponse, OmitFromInput
-from langchain_core.messages import AIMessage, RemoveMessage
+from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from langmem_layers._core.steps import Core, arun, invoke, run
 from langmem_layers.agent._turn import (
@@ -254,20 +261,28 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
 
     # -- hooks --------------------------------------------------------------
     @hook_config(can_jump_to=["end"])
-    def before_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    def before_agent(
+        self, state: MemoryMiddlewareState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
         """Check the user, the thread's owner and the message; recall for the latest message."""
         return run(self._before_agent(state, runtime))
 
     @hook_config(can_jump_to=["end"])
-    async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    async def abefore_agent(
+        self, state: MemoryMiddlewareState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
         """Async :meth:`before_agent`."""
         return await arun(self._before_agent(state, runtime))
 
-    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    def before_model(
+        self, state: MemoryMiddlewareState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
         """Keep the persisted window within budget (fold evicted turns into the summary)."""
         return dict(self.memory.window_node.invoke(state, _config())) or None
 
-    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    async def abefore_model(
+        self, state: MemoryMiddlewareState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
         """Async :meth:`before_model`."""
         return dict(await self.memory.window_node.ainvoke(state, _config())) or None
 
@@ -285,15 +300,25 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         """Async :meth:`wrap_model_call`."""
         return await handler(await arun(self._request(request)))
 
-    def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
         """Record the tool call's outcome (procedural memory)."""
         return self.memory.tool_hooks.wrap_tool_call(request, handler)
 
-    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
         """Async :meth:`wrap_tool_call`."""
         return await self.memory.tool_hooks.awrap_tool_call(request, handler)
 
-    def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    def after_agent(
+        self, state: MemoryMiddlewareState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
         """Extract the profile every N turns; archive on "remember this" / decisions.
 
         Raises the error of a run that ``before_agent`` refused
@@ -303,6 +328,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         """
         return run(self._after_agent(state, runtime))
 
-    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    async def aafter_agent(
+        self, state: MemoryMiddlewareState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
         """Async :meth:`after_agent`."""
         return await arun(self._after_agent(state, runtime))

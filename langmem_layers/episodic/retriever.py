@@ -3,79 +3,35 @@
 Scoring, per stored record of the user:
 
 1. ``relevance = lexical_weight * bm25 / max(bm25) + dense_weight * minmax(cosine)``;
+   the lexical side indexes the text with its speaker, the session date and the
+   absolute dates of its relative time expressions (``_dates``), and a question's
+   own time expressions are resolved the same way (:func:`query_tokens`);
 2. time intent: when the query asks "when ...", records that mention a time
    expression get ``time_weight`` more;
-3. session context: every record gets ``session_weight * s``, where ``s`` is the
-   mean of two per-episode scores, each min-max scaled over the episodes: the
-   best relevance among the candidate records of its episode, and how much the
-   session as a whole is about the query (BM25 of the query against the
-   session's candidate records read as one document, plus the best cosine in it:
-   ``_engine.index.session_about``). A conversation session stays on a few
-   topics, so the session that holds the best match likely holds the rest of the
-   answer; and a session whose records together hold the query's words (one
-   names the trip, another the hotel, a third the tea) is about it more than one
-   where a single record happens to match (the passage-retrieval idea of mixing
-   document and passage scores). The whole-session half (``python -m bench
-   recall-eval``, the code before and after): LoCoMo dev R@5/10/20 0.718/0.809/
-   0.865 -> 0.724/0.814/0.864 (R@10 open-domain 0.415 -> 0.438, temporal 0.942 ->
-   0.958, multi-hop 0.480 -> 0.484, single-fact 0.912 equal), our set 0.904/0.930/
-   0.955 -> 0.904/0.931/0.958 (multi-hop 0.905 -> 0.929, no category lower); in a
-   cached-vector replay the same within 0.002 for BM25's ``b`` from 0.5 to 1.0;
-4. neighbour context: a turn also gets ``neighbor_weight * max(relevance of the
-   previous and next turn of the same episode)`` (an answer often only makes
-   sense with its question);
-5. named speaker: when the query names a speaker of the stored turns
-   ("What did Caroline paint?"), that speaker's turns get ``speaker_weight``
-   (a question about a person is mostly answered by their own words; role
-   labels such as "user" and "assistant" are not names);
+3. session context: every record gets ``session_weight * s``, where ``s`` mixes the
+   best relevance in its episode and how much the session as a whole is about the
+   query (``_engine.index.session_about``). A conversation stays on a few topics,
+   so the session holding the best match likely holds the rest of the answer;
+4. neighbour context: a turn also gets ``neighbor_weight`` times the best relevance
+   of its previous and next turn (an answer often only makes sense with its
+   question);
+5. named speaker: when the query names a speaker of the stored turns ("What did
+   Caroline paint?"), that speaker's turns get ``speaker_weight``; role labels such
+   as "user" are not names;
 6. content over chatter: relevance is scaled by ``1 - chatter_weight * (1 -
-   substance)``, where a turn's substance (``_index.substance``) is 1 for three or
-   more content words and lower for acknowledgements, greetings, filler and failed
-   tool calls, which answer no question in any chat ("Noted.", "好的", "error 429").
-   Measured on our zh/en set and LoCoMo dev together (``python -m bench
-   recall-eval``; R@10): 0.884 -> 0.913 and 0.790 -> 0.789 at 0.5 (0.3 and 0.7 gave
-   0.907/0.922 and the same 0.789); chatter in the top 3 of our set 0.54 -> 0.36.
+   substance)``: acknowledgements, greetings and failed tool calls answer no
+   question in any chat ("Noted.", "好的", "error 429");
 7. ``score = relevance_weight * relevance + recency_weight * 0.5 ** (age / half_life)
-   + importance_weight * importance``, where the age counts from the last access
-   (or the creation);
-8. replacements: when the query asks about the present (``_engine.bm25.asks_present``:
-   no "when", year or date, no "before", "used to", "以前", "去年", no past tense
-   without "now", "still" or "currently"), a turn among the ``update_pool`` (30)
-   best that states a change of state ("I replaced my laptop with a MacBook Air",
-   "we moved from MySQL to PostgreSQL", "I no longer drink coffee", "我把尼康换成了索尼",
-   "现在改用飞书"; not a negated one, "I won't quit") is raised just above the best
-   older candidate sharing a topic word with it ("laptop", "MySQL", "尼康") and not
-   said by another named speaker (``_engine.index.supersede``). Why, in any chat: a
-   change is stated after, and about, what it changes, so for a question about the
-   current state it is the answer and the older statement is stale; a question
-   about the past keeps the plain order. Only the candidates' texts are read (no
-   model call, no stored flag). Measured (``python -m bench recall-eval``): our
-   update questions R@5/10/20 0.868/0.887/0.924 -> 0.924/0.924/0.962 (R@1 0.566 ->
-   0.660), our set R@10 0.915 -> 0.924; LoCoMo dev R@5/10/20 0.719/0.808/0.858 before
-   and after, by category R@10 the same but open-domain 0.411 -> 0.405 (one question
-   of 44). Tried and left out, in a cached-embedding replay: "now", "new",
-   "现在", "目前" as cues (update R@5 0.962, but LoCoMo R@5 -0.007 and single-fact
-   R@5 -0.011: narrative chat says "now" all the time), swapping the scores of
-   the change and the older record instead (update R@5 0.906, LoCoMo R@5 -0.006),
-   a pool of 10 or 20 (a third of the update gain) and requiring half the best
-   score (no LoCoMo gain, a third of the update gain lost).
+   + importance_weight * importance``, the age counted from the last access;
+8. replacements: when the query asks about the present (``_engine.bm25.asks_present``),
+   a turn among the ``update_pool`` best that states a change of state ("we moved
+   from MySQL to PostgreSQL", "我把尼康换成了索尼") is raised just above the best older
+   candidate sharing a topic word with it (``_engine.index.supersede``): a change is
+   stated after, and about, what it changes.
 
-The lexical side indexes the text with its speaker and the session date; the
-defaults were chosen on the LoCoMo dev split (see ``python -m bench locomo`` in a
-checkout). Measured there (turn R@10, cached-embedding replay of the benchmark):
-neighbour context +0.059; session context 0.744 -> 0.770 at ``session_weight``
-0.3 (0.2-0.4 within 0.006 of it; no conversation got worse, multi-hop questions
--0.003). Pseudo-relevance feedback (Rocchio on the query vector: -0.01; top-hit
-terms added to the BM25 query: +-0.005) and rank fusion (RRF: -0.03 to -0.06,
-z-score fusion: -0.008) did not help and are not used. Named speaker, on top
-of session context: 0.770 -> 0.791 at ``speaker_weight`` 0.2 (0.15-0.3 within
-0.003; every conversation gained, multi-hop +0.048); it matters for logs with
-named people and is inert for plain user/assistant chats. Turns are also indexed
-with the absolute dates of their relative time expressions ("last Saturday" in a
-session of 8 May 2023 -> "6 May 2023", resolved at archive time by ``_dates``), and
-a question's own time expressions are resolved the same way (:func:`query_tokens`):
-LoCoMo dev temporal questions R@10 0.937 -> 0.946, our set's by-date questions 0.90
--> 1.00 (overall R@10 0.792 -> 0.790 on LoCoMo, 0.878 -> 0.884 on ours).
+Why each part is there, with the figures that chose its weight on LoCoMo dev and on
+our own set, and what was tried and left out (rank fusion, pseudo-relevance
+feedback, other cues): ``docs/benchmarks.md``, "How recall scores".
 """
 
 from __future__ import annotations
@@ -83,7 +39,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 from langchain_core.callbacks import (
@@ -263,7 +219,7 @@ class EpisodicRetriever(BaseRetriever):
     store: EpisodeStore
     user_id: str | None = None
     k: int = Field(default=5, ge=1)
-    kinds: tuple[str, ...] = ("episode", "turn")
+    kinds: tuple[Literal["episode", "turn"], ...] = ("episode", "turn")
     lexical_weight: float = 0.45
     dense_weight: float = 0.55
     neighbor_weight: float = 0.5

@@ -7,10 +7,11 @@ from functools import partial
 from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from langmem_layers._core.steps import Call, Core, arun, node, run, twin
@@ -167,15 +168,27 @@ class ProceduralMiddleware(AgentMiddleware):
         make = partial(_recorder_for_request, self.memory, request, self.task_type_key)
         return run_and_record(make, call(request))
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
         """Run the tool through ``handler`` and record its outcome."""
-        return run(self._tool_call_core(request, _sync_handler(handler)))
+        return cast(
+            "ToolMessage | Command[Any]",
+            run(self._tool_call_core(request, _sync_handler(handler))),
+        )
 
     async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[..., Awaitable[Any]]
-    ) -> Any:
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
         """Async twin of :meth:`wrap_tool_call`."""
-        return await arun(self._tool_call_core(request, _async_handler(handler)))
+        return cast(
+            "ToolMessage | Command[Any]",
+            await arun(self._tool_call_core(request, _async_handler(handler))),
+        )
 
     # -- tips --------------------------------------------------------------------
 

@@ -82,9 +82,12 @@ class RecordedTool(BaseTool):
     @staticmethod
     def _injected_keys(tool: BaseTool) -> frozenset[str]:
         try:
+            # what the tool takes minus what the model sees: the injected arguments
             schema: Any = tool.get_input_schema()
             names = set(schema.model_fields)
-            return frozenset(names - set(tool._filter_injected_args(dict.fromkeys(names))))
+            shown: Any = tool.tool_call_schema
+            seen = shown.get("properties", {}) if isinstance(shown, dict) else shown.model_fields
+            return frozenset(names - set(seen))
         except Exception:
             return frozenset()
 

@@ -10,9 +10,6 @@
 * :class:`LoopGuardStore`, :class:`LoopStrict`, :class:`LoopStrictEmbeddings`
   and :func:`on_event_loop`: make a test fail when an async path does
   blocking work on the event loop (a sync store call, Chroma, a local model);
-* :class:`langmem_layers.testing.endpoint.OpenAIEndpoint`: a local chat-completions
-  server (127.0.0.1) that refuses what OpenAI's strict mode refuses, with fault modes
-  (no ``json_schema``, no tools, hang, HTTP 500, slow), to test with the real ``ChatOpenAI``;
 * pytest fixtures in :mod:`langmem_layers.testing.fixtures`
   (``pytest_plugins = ["langmem_layers.testing.fixtures"]``).
 """

@@ -221,7 +221,9 @@ def search_core(
         named = named_fields(profile, query)
         found += _profile_hits(profile.items, query, named, every=scope == "profile")[:k]
     if scope != "profile":
-        kinds = {"episodes": ("episode",), "turns": ("turn",)}.get(scope, ("episode", "turn"))
+        kinds: tuple[Literal["episode", "turn"], ...] = ("episode", "turn")
+        if scope in ("episodes", "turns"):
+            kinds = ("episode",) if scope == "episodes" else ("turn",)
         options: dict[str, Any] = {"since": lo} if lo is not None else {}
         if hi is not None:
             options["until"] = hi

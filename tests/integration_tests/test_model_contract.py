@@ -1,6 +1,6 @@
 """Contract: every LLM path, through the real ChatOpenAI over HTTP, stays in OpenAI's strict subset.
 
-A local endpoint (``langmem_layers.testing.endpoint.OpenAIEndpoint``) speaks the
+A local endpoint (``bench._openai_endpoint.OpenAIEndpoint``) speaks the
 chat-completions protocol and refuses every request outside OpenAI's documented
 strict subset, as the service does. Profile extraction, the episode judge and
 summary, the window summariser and the agent's own tool calls run through the
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from langchain_openai import ChatOpenAI
 
+from bench._openai_endpoint import OpenAIEndpoint
 from langmem_layers.identity import RunScope
-from langmem_layers.testing.endpoint import OpenAIEndpoint
 from tests.integration_tests._scenario import Run, arun_agent, run_demo_cli, run_graph, said
 
 pytestmark = pytest.mark.integration

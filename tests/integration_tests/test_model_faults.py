@@ -25,9 +25,9 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
+from bench._openai_endpoint import OpenAIEndpoint
 from langmem_layers.agent.graph import build_memory_graph
 from langmem_layers.testing import FakeChatModel
-from langmem_layers.testing.endpoint import OpenAIEndpoint
 from tests.integration_tests._scenario import (
     SESSION_1,
     Run,

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
-from langmem_layers.testing.endpoint import OpenAIEndpoint
+from bench._openai_endpoint import OpenAIEndpoint
 
 pytestmark = pytest.mark.integration
 

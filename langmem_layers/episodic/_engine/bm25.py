@@ -330,8 +330,9 @@ class BM25Index:
     re-archived session ranks the same in the process that re-archived it as after
     a restart). A removed position still gets a score; callers mask it.
 
-    ``b=0.5`` (less length normalisation than the usual 0.75) measured better on
-    short conversational turns (LoCoMo dev R@10 0.738 → 0.744 in the fused ranking).
+    ``b=0.5``: less length normalisation than the usual 0.75, for short
+    conversational turns. With today's ranking ``b`` matters little (0.5 to 1.0
+    within 0.002 R@10; ``docs/benchmarks.md``, "How recall scores").
 
     Postings are Python lists, turned into numpy arrays lazily per term and
     cached until the term gets new postings, so appending a document is cheap

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from langmem_layers.testing.endpoint import strict_schema_problems
+from bench._openai_endpoint import strict_schema_problems
 
 REQUIRED = (
     "'required' is required to be supplied and to be an array including every key in properties."
