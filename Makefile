@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lint typecheck unit integration doctest notebooks bench bench-mem0 clean
+.PHONY: demo test lint typecheck unit unit-newest unit-lowest integration doctest notebooks bench bench-mem0 clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,15 +37,37 @@ $(VENV)/.llama: $(BIN)/python
 	  $(VENV)/models $(LLAMA_MODEL)
 	touch $@
 
+# The unit tests on the newest and on the lowest releases pyproject's ranges admit, each in a
+# venv of its own, resolved when they are built (so a new release that breaks us fails CI):
+# uv resolves (pip has no lowest resolution); "lowest-direct" takes each direct dependency's
+# floor and what those floors need.
+UV := $(VENV)/uv/bin/uv
+$(UV):
+	$(PYTHON) -m venv $(VENV)/uv
+	$(VENV)/uv/bin/python -m pip install -q "uv>=0.9,<1"
+$(VENV)/newest/.ok $(VENV)/lowest/.ok: $(VENV)/%/.ok: $(UV) pyproject.toml
+	rm -rf $(VENV)/$*
+	$(UV) venv -q --python $(PYTHON) $(VENV)/$*
+	$(UV) pip install -q --python $(VENV)/$*/bin/python \
+	  --resolution $(if $(filter lowest,$*),lowest-direct,highest) -e ".[test]"
+	$(UV) pip freeze --python $(VENV)/$*/bin/python > $(VENV)/$*/freeze.txt
+	touch $@
+
+## unit-newest / unit-lowest: the unit tests on the newest / lowest releases the ranges admit
+unit-newest unit-lowest: unit-%: $(VENV)/%/.ok
+	@grep -iE "^(chromadb|langchain|langgraph|numpy|pydantic)" $(VENV)/$*/freeze.txt | tr '\n' ' '; echo
+	$(VENV)/$*/bin/pytest tests/unit_tests -n auto --disable-socket --allow-unix-socket -q -m "not slow"
+
 ## demo: set up and run the two-session demo (offline, no API key needed)
 demo: $(VENV)/.core
 	$(BIN)/langmem-layers demo
 
-## test: set up and run lint, type checks, unit tests (no sockets), doctests, integration tests, notebooks
+## test: set up and run lint, type checks, unit tests (no sockets), doctests, integration tests, notebooks,
+## then the unit tests again on the newest and on the lowest releases the dependency ranges admit
 ## (the two environments are set up side by side: mostly downloads and installs)
 test:
-	$(MAKE) -j2 $(VENV)/.dev $(VENV)/.llama
-	$(MAKE) lint typecheck unit doctest integration notebooks
+	$(MAKE) -j2 $(VENV)/.dev $(VENV)/.llama $(VENV)/newest/.ok $(VENV)/lowest/.ok
+	$(MAKE) lint typecheck unit doctest integration notebooks unit-newest unit-lowest
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check langmem_layers bench tests examples
@@ -55,14 +77,17 @@ typecheck: $(VENV)/.dev
 	$(BIN)/mypy --strict -p langmem_layers
 	$(BIN)/mypy
 
+# the unit tests: offline, sockets off; those marked slow (kills, fuzzing, whole corpora,
+# subprocesses) run once, in the integration stage, not on every dependency set
 unit: $(VENV)/.dev
-	$(BIN)/pytest tests/unit_tests tests/bench -n auto --disable-socket --allow-unix-socket -q
+	$(BIN)/pytest tests/unit_tests tests/bench -n auto --disable-socket --allow-unix-socket -q -m "not slow"
 
 doctest: $(VENV)/.dev
 	$(BIN)/pytest --doctest-modules langmem_layers bench --disable-socket --allow-unix-socket -q \
 	  --ignore=langmem_layers/testing/fixtures.py --ignore=langmem_layers/agent/studio.py
 
 integration: $(VENV)/.dev $(VENV)/.llama
+	$(BIN)/pytest tests/unit_tests tests/bench -n auto --disable-socket --allow-unix-socket -q -m slow
 	LANGMEM_LLAMA_PYTHON="$(abspath $(LLAMA_VENV))/bin/python" LANGMEM_LLAMA_MODEL="$(abspath $(LLAMA_MODEL))" \
 	  $(BIN)/pytest tests/integration_tests -q
 

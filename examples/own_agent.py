@@ -67,7 +67,7 @@ with MemoryLayers.open(tempfile.mkdtemp()) as memory:
 
     # The application reads the same memory with the facade, outside any run:
     print(memory.profiles.get("ada").get("preferences", "diet"))
-    print([item.text for item in memory.search("restaurant booking", user_id="ada", k=3)])
+    print([item.text for item in memory.search("restaurant booking", user_id="ada", limit=3)])
     print([record.describe() for record in memory.history(user_id="ada")])
     tips = memory.procedural.tool_tips(["book_table"], user_id="ada")
     print([(t.tool, t.calls, f"{t.success_rate:.0%}") for t in tips])  # the failed call taught

@@ -61,7 +61,7 @@ def _check(run: Run, offline: Run) -> None:
     missing = [k for k in offline.profile() if k not in profile]
     assert not missing, (missing, profile)
     stats = run.memory.stats()["model"]
-    assert stats["answered"] >= 1  # the model was really asked and answered
+    assert stats["answered"] >= 1, stats  # the model was really asked and answered
     # llama.cpp refuses json_schema: function calling is used and remembered
     assert stats["methods"].get("ProfileUpdates") == "function_calling", stats
     print(f"\nSmolLM2 run: profile {profile}\nmodel stats {stats}")

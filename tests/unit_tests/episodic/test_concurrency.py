@@ -27,6 +27,9 @@ from langmem_layers.episodic import (
 )
 from langmem_layers.testing import DeterministicEmbeddings
 
+# slow: runs once, in the integration stage of `make test` (not on every dependency set)
+pytestmark = pytest.mark.slow
+
 USERS = [f"user{i:02d}" for i in range(16)]
 SESSIONS = 3
 

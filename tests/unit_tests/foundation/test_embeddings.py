@@ -60,6 +60,7 @@ def test_build_from_config_never_falls_back_to_a_download():
         LangchainEmbeddingFunction.build_from_config({"embeddings_id": "something-else"})
 
 
+@pytest.mark.slow
 def test_reopened_collection_uses_our_model_in_a_new_process(tmp_path):
     """A collection reopened WITHOUT passing an embedding function (new process, no
     network) must embed queries with our model, not Chroma's downloading default."""

@@ -35,7 +35,10 @@ from langmem_layers.testing import DeterministicEmbeddings
 KILLS = 32
 WORKER = Path(__file__).with_name("crash_worker.py")
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)"),
+]
 
 
 def _line(stream: IO[str]) -> str:

@@ -54,7 +54,10 @@ KILLS = 32
 #: Kills of ``end_session`` runs.
 END_KILLS = 6
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)"),
+]
 
 
 class _Server:

@@ -42,6 +42,9 @@ from langchain_core.tools import BaseTool, tool
 from langmem_layers import MemoryConfig, MemoryLayers, build_memory_graph, end_session
 from langmem_layers.testing import FakeChatModel, tool_call
 
+# slow: runs once, in the integration stage of `make test` (not on every dependency set)
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parents[2] / "data"
 CORPORA = ("secrets", "secrets_second", "secrets_third")
 NAMES = (

@@ -345,6 +345,7 @@ def _fuzz(world: _World, seed: int, sweeps: int = 1800, turns: int = 40) -> tupl
     return total, cross, own_hits
 
 
+@pytest.mark.slow
 def test_isolation_fuzz_no_cross_user_reads(world: _World) -> None:
     total, cross, own_hits = _fuzz(world, 11)
     print(f"isolation fuzz: {len(IDS)} ids, {total} reads, {cross} cross-user, {own_hits} own hits")
@@ -388,6 +389,7 @@ def _write_paths(w: _World, uid: str, mark: str) -> list[Callable[[], Any]]:
     ]
 
 
+@pytest.mark.slow
 def test_variants_of_one_id_are_their_own_user_or_refused(tmp_path: Any) -> None:
     own, refused = _variants()
     assert len(own) >= 12 and len(refused) >= 100
@@ -428,6 +430,7 @@ def test_every_layer_sees_each_user_only_under_its_own_label(world: _World) -> N
     assert len(labels) == len(IDS) and "*" not in labels
 
 
+@pytest.mark.slow
 def test_pattern_ids_forget_only_themselves(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     patterns = ["*", "%", "_", "?", "a*", "[*]", "\\*", "%_%"]

@@ -73,6 +73,9 @@ from langmem_layers.testing import FakeChatModel, tool_call
 
 from ._files import HNSW_FILES
 
+# slow: runs once, in the integration stage of `make test` (not on every dependency set)
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parents[2] / "data"
 CORPORA = ("secrets_second", "secrets_third")
 UID = "ada"

@@ -43,6 +43,9 @@ from langmem_layers.testing import DeterministicEmbeddings, FakeChatModel, tool_
 
 from ._files import written_by_us
 
+# slow: runs once, in the integration stage of `make test` (not on every dependency set)
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parents[2] / "data" / "secrets"
 ALL = [
     json.loads(line) for line in (DATA / "positives.jsonl").read_text("utf-8").splitlines() if line

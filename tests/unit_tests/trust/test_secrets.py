@@ -546,6 +546,7 @@ def _long_term_files(folder: Path) -> list[Path]:
     return chroma + sorted(folder.glob("store.sqlite*"))
 
 
+@pytest.mark.slow
 def test_end_to_end_no_secret_reaches_chroma_or_the_store(tmp_path: Path) -> None:
     _run_sessions(tmp_path, POSITIVES, RedactionConfig())
     files = _long_term_files(tmp_path)
