@@ -167,7 +167,7 @@ class MemoryLayers:
             )
         self.config = config if config is not None else MemoryConfig()
         #: The one background executor of these layers (see :meth:`flush`, :meth:`close`).
-        self.background = Background(name="langmem")
+        self.background = Background(name="langmem", nice=10)
         #: Background work queued and not finished, by key (the archives turns asked for).
         self.pending = PendingWork()
         redaction, caps = self.config.redaction, self.config.caps

@@ -17,7 +17,9 @@ costs nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -35,7 +37,9 @@ class Background:
     """A thread pool with ordered lanes, drained by ``flush`` and ended by ``close``.
 
     After :meth:`close`, :meth:`submit` runs the job on the caller's thread, so a
-    late call still does its work (it is just no longer off the path).
+    late call still does its work (it is just no longer off the path). ``nice``
+    lowers its threads' priority (Linux; elsewhere, or when not permitted, nothing):
+    the layers' executor uses 10, so work off the turn's path yields the cores.
 
     Example:
         >>> bg = Background(max_workers=2)
@@ -52,11 +56,12 @@ class Background:
 
     """
 
-    def __init__(self, *, max_workers: int = 4, name: str = "langmem") -> None:
+    def __init__(self, *, max_workers: int = 4, name: str = "langmem", nice: int = 0) -> None:
         if not isinstance(max_workers, int) or max_workers < 1:
             raise ValueError(f"max_workers must be a positive int, got {max_workers!r}")
         self.name = name
         self.max_workers = max_workers
+        self.nice = nice
         #: Jobs that raised (each is logged with its ``what``).
         self.errors = 0
         self._cv = threading.Condition()
@@ -127,8 +132,20 @@ class Background:
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix=self.name)
+            self._pool = ThreadPoolExecutor(
+                self.max_workers, thread_name_prefix=self.name, initializer=self._lower_priority
+            )
         return self._pool
+
+    def _lower_priority(self) -> None:
+        # Linux schedules each thread on its own: a positive nice on these threads lets
+        # the turns' threads (queries, model calls) go first when the cores are busy
+        if self.nice > 0 and hasattr(os, "setpriority"):
+            tid = threading.get_native_id()
+            with contextlib.suppress(OSError):  # not permitted here: normal priority
+                os.setpriority(
+                    os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + self.nice
+                )
 
     def _finish(self, job: Callable[[], None]) -> None:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import tempfile
 import threading
@@ -118,3 +119,21 @@ def test_memory_layers_own_one_executor_and_close_ends_it() -> None:
 def test_bad_worker_count_is_refused() -> None:
     with pytest.raises(ValueError, match="max_workers"):
         Background(max_workers=0)
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="per-thread priorities (Linux)")
+def test_the_layers_background_threads_yield_the_cores_to_the_turns() -> None:
+    # archives and extraction run niced, so a turn's own threads go first on busy cores;
+    # the caller's thread and the process keep their priority
+    def nice_here() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = nice_here()
+    with MemoryLayers(embeddings=DeterministicEmbeddings(), storage=tempfile.mkdtemp()) as memory:
+        inside = memory.background.submit(nice_here).result(timeout=10)
+    assert inside == min(before + 10, 19)
+    assert nice_here() == before
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
+    plain = Background(max_workers=1)
+    assert plain.submit(nice_here).result(timeout=10) == before
+    plain.close()

@@ -416,6 +416,7 @@ def test_variants_of_one_id_are_their_own_user_or_refused(tmp_path: Any) -> None
     world.memory.close()
 
 
+@pytest.mark.slow  # shares the fuzz's world (40 s to build)
 def test_every_layer_sees_each_user_only_under_its_own_label(world: _World) -> None:
     for i, uid in enumerate(IDS):
         label = encode_label(normalize_user_id(uid))
