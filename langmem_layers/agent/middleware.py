@@ -36,7 +36,7 @@ from langchain.agents.middleware import (
     hook_config,
 )
 from langchain.agents.middleware.types import ModelResponse, OmitFromInput
-from langchain_core.messages import AIMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -46,6 +46,9 @@ from langmem_layers.agent._turn import (
     after_turn,
     empty_message_refusal,
     memory_sections,
+    refusal,
+    refusal_error,
+    run_input,
     thread_refusal,
 )
 from langmem_layers.agent.graph import compose_prompt
@@ -53,7 +56,6 @@ from langmem_layers.episodic import RecalledItem
 from langmem_layers.errors import (
     ConfigurationError,
     LangmemError,
-    MissingUserIdError,
     ThreadOwnershipError,
 )
 from langmem_layers.identity import Identity, resolve_identity
@@ -98,12 +100,6 @@ class MemoryMiddlewareState(AgentState):
     thread_refusal_error: NotRequired[Annotated[str | None, OmitFromInput]]
 
 
-#: The errors a refused run raises in ``after_agent`` (``thread_refusal_error``).
-_REFUSAL_ERRORS: dict[str, type[LangmemError]] = {
-    cls.__name__: cls for cls in (ThreadOwnershipError, ConfigurationError, MissingUserIdError)
-}
-
-
 def _config() -> Any:
     try:
         return get_config()
@@ -119,38 +115,11 @@ def _messages(state: Mapping[str, Any]) -> list[Any]:
     return list(state.get("messages") or [])
 
 
-def _run_input(state: Mapping[str, Any]) -> list[Any]:
-    """The messages this run added: after the owner's last one (else after the last AI reply)."""
-    messages = _messages(state)
-    last = state.get("thread_last_id")
-    ids = [m.id for m in messages]
-    if last in ids:
-        return messages[ids.index(last) + 1 :]
-    ai = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
-    return messages[ai[-1] + 1 :] if ai else messages
-
-
 def _refuse(
-    state: Mapping[str, Any], refusal: str, error: type[LangmemError] = ThreadOwnershipError
+    state: Mapping[str, Any], why: str, error: type[LangmemError] = ThreadOwnershipError
 ) -> dict[str, Any]:
     """Remove the refused run's input again and go straight to the end (``after_agent`` raises)."""
-    ids = [m.id for m in _run_input(state) if m.id]
-    return {
-        "messages": [RemoveMessage(id=i) for i in ids],
-        "thread_refused": ids,
-        "thread_refusal": refusal,
-        "thread_refusal_error": None if error is ThreadOwnershipError else error.__name__,
-        "jump_to": "end",
-    }
-
-
-def _refusal_error(state: Mapping[str, Any]) -> LangmemError | None:
-    """The error of a run ``before_agent`` refused, else ``None``."""
-    refusal = state.get("thread_refusal")
-    if not refusal:
-        return None
-    cls = _REFUSAL_ERRORS.get(state.get("thread_refusal_error") or "", ThreadOwnershipError)
-    return cls(refusal)
+    return {**refusal(state, why, error), "jump_to": "end"}
 
 
 class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
@@ -237,10 +206,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         except ConfigurationError as e:  # no user id, or two different ones
             return _refuse(state, str(e), type(e))
         owner = state.get("thread_owner")
-        refusal = thread_refusal(owner, ident.user_id, ident.thread_id)
-        if refusal is not None:
-            return _refuse(state, refusal)
-        empty = empty_message_refusal(_run_input(state))
+        why = thread_refusal(owner, ident.user_id, ident.thread_id)
+        if why is not None:
+            return _refuse(state, why)
+        empty = empty_message_refusal(run_input(state))
         if empty is not None:
             return _refuse(state, empty, ConfigurationError)
         update = dict((yield invoke(self.memory.recall_node, state, _config())))
@@ -252,7 +221,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryMiddlewareState, Any, Any]):
         }
 
     def _after_agent(self, state: Any, runtime: Runtime[Any]) -> Core[dict[str, Any] | None]:
-        error = _refusal_error(state)
+        error = refusal_error(state)
         if error is not None:
             raise error
         messages = _messages(state)
