@@ -403,6 +403,8 @@ def forget_user_everywhere(
     src = _sources(user_id, store, episodes, checkpointer, memory, storage, skip)
     if memory is not None:
         memory.flush()  # nothing of the user written by background work afterwards
+    elif episodes is not None:
+        episodes.background.flush()  # the archives it runs (the layers' executor, if theirs)
     with ExitStack() as stack:
         opened = _open_sources(src, stack)
         return run(_forget_all(src, *opened, compact))
@@ -456,6 +458,8 @@ async def aforget_user_everywhere(
     src = _sources(user_id, store, episodes, checkpointer, memory, storage, skip)
     if memory is not None:
         await memory.aflush()  # nothing of the user written by background work afterwards
+    elif episodes is not None:
+        await episodes.background.aflush()  # the archives it runs (the layers' executor, if theirs)
     async with AsyncExitStack() as stack:
         opened = await _aopen_sources(src, stack)
         return await arun(_forget_all(src, *opened, compact))
