@@ -122,6 +122,8 @@ def _runs(secret: str) -> set[str]:
     searched too.
     """
     runs = {r for r in _RUN.findall(secret) if len(r) >= 6 and any(c.isdigit() for c in r)}
+    if secret.isdigit():  # a number's runs are the number: matched whole (_needles)
+        return set()
     return {r for r in runs if r.lower() not in LABELS}
 
 
@@ -131,6 +133,8 @@ def _needles(secret: str) -> re.Pattern[str]:
     whole = re.escape(secret)
     if len(secret) < 6:  # a PIN: "4821" is also in a timestamp or a group of a UUID
         whole = rf"(?<![\w-]){whole}(?![\w-])"
+    elif secret.isdigit():  # a code: "558213" inside a longer number (an id) is another number
+        whole = rf"(?<!\d){whole}(?!\d)"
     return re.compile(rf"{whole}|(?<![^\W_])(?:{words})(?![^\W_])" if words else whole, re.I)
 
 
@@ -293,7 +297,10 @@ def test_no_field_of_any_record_holds_a_secret(deriver: str, tmp_path: Path) -> 
     leaks: dict[str, list[str]] = {}
     for _, secret in all_cases:
         short = len(secret) < 6
-        found = secret.casefold() in (words if short else blob)
+        if secret.isdigit() and not short:
+            found = re.search(rf"(?<!\d){secret}(?!\d)", blob) is not None
+        else:
+            found = secret.casefold() in (words if short else blob)
         if found or any(r.casefold() in words for r in _runs(secret)):
             needle = _needles(secret)
             hits = [w for w, strings in records if any(map(needle.search, strings))]
