@@ -299,9 +299,12 @@ def test_no_catastrophic_backtracking(unit: str) -> None:
     times = []
     for size in (10_000, 40_000):
         text = (unit * (size // len(unit) + 1))[:size]
-        start = time.perf_counter()
-        redact_text(text)
-        times.append(time.perf_counter() - start)
+        best = float("inf")
+        for _ in range(3):  # the best of three: a busy machine's pauses are not the regex's
+            start = time.perf_counter()
+            redact_text(text)
+            best = min(best, time.perf_counter() - start)
+        times.append(best)
     print(f"\n10 kB / 40 kB of {unit!r}: {times[0]:.3f} s / {times[1]:.3f} s")
     assert times[1] < 16 * times[0] + 0.05  # quadratic would be 16 times
 
