@@ -64,6 +64,7 @@ from urllib.parse import urlsplit, urlunsplit
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+from langmem_layers._core.langchain_openai_compat import CLIENT_FIELDS, client_base_url
 from langmem_layers._core.retry import InvalidOutput, Outcome, describe_error
 from langmem_layers._core.steps import Call, Core
 from langmem_layers._core.text import message_text
@@ -149,8 +150,7 @@ def describe_endpoint(model: Any) -> str:
     """
     base = getattr(model, "openai_api_base", None)
     if not base:
-        root = getattr(model, "root_client", None)
-        base = str(getattr(root, "base_url", "") or "") or None
+        base = client_base_url(model)
     if not base:
         base = getattr(model, "base_url", None)
     name = getattr(model, "model_name", None) or getattr(model, "model", None)
@@ -167,7 +167,7 @@ def _is_openai_family(model: Any) -> bool:
 
 
 # the clients the constructor builds from the other fields (with the new timeout)
-_CLIENTS = frozenset({"client", "async_client", "root_client", "root_async_client"})
+_CLIENTS = CLIENT_FIELDS
 
 
 def _bounded_copy(model: Any, timeout_s: float) -> Any | None:
