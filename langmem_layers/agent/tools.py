@@ -31,14 +31,13 @@ unknown id, an empty text) come back to it as the tool's error message.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from langmem_layers._core.steps import Core, arun, run, twin
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
@@ -49,16 +48,11 @@ from langmem_layers.users.items import MemoryItem, Scope, render_items
 
 __all__ = [
     "MEMORY_TOOL_NAMES",
-    "CorrectMemoryTool",
-    "DeleteMemoryTool",
-    "SaveMemoryTool",
-    "SearchMemoryTool",
     "create_manage_memory_tool",
     "create_memory_tools",
     "create_search_memory_tool",
 ]
 
-T = TypeVar("T")
 
 ToolName = Literal["search_memory", "save_memory", "correct_memory", "delete_memory"]
 
@@ -123,40 +117,6 @@ def _date(value: str | None, name: str) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-class _MemoryTool(BaseTool):
-    """Shared by the memory tools: the layers, the user of the run, errors for the model."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    memory: MemoryLayers = Field(
-        description="The MemoryLayers the tool reads and writes.", exclude=True
-    )
-    user_id: str | None = Field(
-        default=None, description="Bind the tool to this user (default: the run's user)."
-    )
-    handle_tool_error: bool = True
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Check the bound user id."""
-        if self.user_id is not None:
-            self.user_id = normalize_user_id(self.user_id)
-
-    @property
-    def layers(self) -> MemoryLayers:
-        """The layers, typed."""
-        return self.memory
-
-    def _guard(self, config: RunnableConfig | None, action: Callable[[str], T]) -> T:
-        """``action(user)`` for the run's user; mistakes the model can fix become its message."""
-        return _guarded(self.user_id, self.name, config, action)
-
-    async def _aguard(
-        self, config: RunnableConfig | None, action: Callable[[str], Awaitable[T]]
-    ) -> T:
-        """Async twin of :meth:`_guard`."""
-        return await _aguarded(self.user_id, self.name, config, action)
-
-
 def _tool_user(bound: str | None, tool: str, config: RunnableConfig | None) -> str:
     """The run's user (or the bound one); another user's run is refused.
 
@@ -177,98 +137,53 @@ def _tool_user(bound: str | None, tool: str, config: RunnableConfig | None) -> s
     return bound
 
 
-def _guarded(
-    bound: str | None, tool: str, config: RunnableConfig | None, action: Callable[[str], T]
-) -> T:
-    """``action(user)`` for the run's user; mistakes the model can fix become its message.
-
-    A missing user id is the application's mistake: it is raised, never shown to the model.
-    """
-    uid = _tool_user(bound, tool, config)
-    try:
-        return action(uid)
-    except MissingUserIdError:
-        raise
-    except ConfigurationError as e:
-        raise ToolException(str(e)) from e
-
-
-async def _aguarded(
+def _make_tool(
+    layers: MemoryLayers,
     bound: str | None,
-    tool: str,
-    config: RunnableConfig | None,
-    action: Callable[[str], Awaitable[T]],
-) -> T:
-    """Async twin of :func:`_guarded`."""
-    uid = _tool_user(bound, tool, config)
-    try:
-        return await action(uid)
-    except MissingUserIdError:
-        raise
-    except ConfigurationError as e:
-        raise ToolException(str(e)) from e
+    spec: tuple[str, str, type[BaseModel]],
+    core: Callable[..., Core[Any]],
+    *,
+    artifact: bool = False,
+) -> BaseTool:
+    """A ``StructuredTool`` running ``core(layers, user, **args)`` sync or async.
+
+    The run's user comes from :func:`_tool_user`. A missing user id is the application's
+    mistake: it is raised, never shown to the model; mistakes the model can fix (a
+    :class:`ConfigurationError`) become the tool's message (``handle_tool_error``).
+    """
+    name, description, schema = spec
+
+    def func(*, config: RunnableConfig, **args: Any) -> Any:
+        uid = _tool_user(bound, name, config)
+        try:
+            return run(core(layers, uid, **args))
+        except MissingUserIdError:
+            raise
+        except ConfigurationError as e:
+            raise ToolException(str(e)) from e
+
+    async def coroutine(*, config: RunnableConfig, **args: Any) -> Any:
+        uid = _tool_user(bound, name, config)
+        try:
+            return await arun(core(layers, uid, **args))
+        except MissingUserIdError:
+            raise
+        except ConfigurationError as e:
+            raise ToolException(str(e)) from e
+
+    return StructuredTool.from_function(
+        func=func,
+        coroutine=coroutine,
+        name=name,
+        description=description,
+        args_schema=schema,
+        response_format="content_and_artifact" if artifact else "content",
+        handle_tool_error=True,
+    )
 
 
 def _found(items: Sequence[MemoryItem]) -> tuple[str, list[dict[str, Any]]]:
     return render_items(items), [i.to_dict() for i in items]
-
-
-class SearchMemoryTool(_MemoryTool):
-    """Search the user's memory (see :func:`create_memory_tools`)."""
-
-    name: str = "search_memory"
-    description: str = (
-        "Search what you remember about the current user: facts in their profile, notes "
-        "you saved, and past conversations (session summaries and what was said). Use it "
-        "before answering a question about the user's past, preferences or earlier "
-        "sessions. Each result has an id you can pass to correct_memory or delete_memory."
-    )
-    args_schema: type[BaseModel] = _SearchArgs
-    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
-
-    def _run(
-        self,
-        query: str,
-        scope: str = "all",
-        k: int = 5,
-        since: str | None = None,
-        until: str | None = None,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> tuple[str, list[dict[str, Any]]]:
-        args = _search_args(query, scope, k, since, until)
-        return self._guard(config, lambda uid: _found(self.layers.search(user_id=uid, **args)))
-
-    async def _arun(
-        self,
-        query: str,
-        scope: str = "all",
-        k: int = 5,
-        since: str | None = None,
-        until: str | None = None,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> tuple[str, list[dict[str, Any]]]:
-        args = _search_args(query, scope, k, since, until)
-
-        async def search(uid: str) -> tuple[str, list[dict[str, Any]]]:
-            return _found(await self.layers.asearch(user_id=uid, **args))
-
-        return await self._aguard(config, search)
-
-
-def _search_args(
-    query: str, scope: str, k: int, since: str | None, until: str | None
-) -> dict[str, Any]:
-    return {
-        "query": query,
-        "scope": scope,
-        "limit": k,  # MemoryLayers.search's name for how many
-        "since": _date(since, "since"),
-        "until": _date(until, "until"),
-    }
 
 
 def _listed(verb: str, items: Sequence[MemoryItem]) -> str:
@@ -278,130 +193,78 @@ def _listed(verb: str, items: Sequence[MemoryItem]) -> str:
     return "\n".join(f"{verb} [{i.id}] ({i.kind}) {one_line(i.text)}" for i in items)
 
 
-class SaveMemoryTool(_MemoryTool):
-    """Save a note or a profile value for the user (see :func:`create_memory_tools`)."""
-
-    name: str = "save_memory"
-    description: str = ""
-    args_schema: type[BaseModel] = _SaveArgs
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Check the layers; the description lists the profile's fields."""
-        super().model_post_init(context)
-        if not self.description:
-            fields = ", ".join(
-                f"{name} ({'key-value' if spec.needs_key else spec.shape})"
-                for name, spec in self.layers.profiles.fields.items()
-            )
-            self.description = (
-                "Save something the user wants remembered, or a durable fact about them, so "
-                "that later conversations know it. Without field it is saved as a note; with "
-                f"field it goes into the user's profile. Profile fields: {fields}. Never save "
-                "passwords or keys."
-            )
-
-    def _run(
-        self,
-        content: str,
-        field: str | None = None,
-        key: str | None = None,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> str:
-        def save(uid: str) -> str:
-            return _listed("Saved", self.layers.save(content, user_id=uid, field=field, key=key))
-
-        return self._guard(config, save)
-
-    async def _arun(
-        self,
-        content: str,
-        field: str | None = None,
-        key: str | None = None,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> str:
-        async def save(uid: str) -> str:
-            saved = await self.layers.asave(content, user_id=uid, field=field, key=key)
-            return _listed("Saved", saved)
-
-        return await self._aguard(config, save)
-
-
-class CorrectMemoryTool(_MemoryTool):
-    """Correct a profile item or a note by id (see :func:`create_memory_tools`)."""
-
-    name: str = "correct_memory"
-    description: str = (
-        "Correct a remembered profile item or note that is wrong or out of date, by the id "
-        "search_memory gave. The old value is kept in the history. Past conversations "
-        "cannot be rewritten: save a note with the correction instead."
-    )
-    args_schema: type[BaseModel] = _CorrectArgs
-
-    def _run(
-        self,
-        id: str,
-        content: str,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> str:
-        def correct(uid: str) -> str:
-            return _listed("Corrected", [self.layers.update(id, content, user_id=uid)])
-
-        return self._guard(config, correct)
-
-    async def _arun(
-        self,
-        id: str,
-        content: str,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> str:
-        async def correct(uid: str) -> str:
-            return _listed("Corrected", [await self.layers.aupdate(id, content, user_id=uid)])
-
-        return await self._aguard(config, correct)
-
-
 def _deleted(memory_id: str, done: bool) -> str:
     return f"Deleted {memory_id}." if done else f"No memory {memory_id} (already deleted?)."
 
 
-class DeleteMemoryTool(_MemoryTool):
-    """Delete a memory by id (see :func:`create_memory_tools`)."""
-
-    name: str = "delete_memory"
-    description: str = (
-        "Delete a remembered item by the id search_memory gave, when the user asks you to "
-        "forget it or it is wrong and has no correction."
+def _search_core(
+    layers: MemoryLayers,
+    uid: str,
+    query: str,
+    scope: Scope = "all",
+    k: int = 5,
+    since: str | None = None,
+    until: str | None = None,
+) -> Core[tuple[str, list[dict[str, Any]]]]:
+    found = yield twin(
+        layers.search,
+        layers.asearch,
+        query,
+        user_id=uid,
+        scope=scope,
+        limit=k,  # MemoryLayers.search's name for how many
+        since=_date(since, "since"),
+        until=_date(until, "until"),
     )
-    args_schema: type[BaseModel] = _DeleteArgs
+    return _found(found)
 
-    def _run(
-        self,
-        id: str,
-        *,
-        config: RunnableConfig,
-        run_manager: CallbackManagerForToolRun | None = None,
-    ) -> str:
-        return self._guard(config, lambda uid: _deleted(id, self.layers.delete(id, user_id=uid)))
 
-    async def _arun(
-        self,
-        id: str,
-        *,
-        config: RunnableConfig,
-        run_manager: AsyncCallbackManagerForToolRun | None = None,
-    ) -> str:
-        async def delete(uid: str) -> str:
-            return _deleted(id, await self.layers.adelete(id, user_id=uid))
+def _save_core(
+    layers: MemoryLayers, uid: str, content: str, field: str | None = None, key: str | None = None
+) -> Core[str]:
+    saved = yield twin(layers.save, layers.asave, content, user_id=uid, field=field, key=key)
+    return _listed("Saved", saved)
 
-        return await self._aguard(config, delete)
+
+def _correct_core(layers: MemoryLayers, uid: str, id: str, content: str) -> Core[str]:
+    item = yield twin(layers.update, layers.aupdate, id, content, user_id=uid)
+    return _listed("Corrected", [item])
+
+
+def _delete_core(layers: MemoryLayers, uid: str, id: str) -> Core[str]:
+    done = yield twin(layers.delete, layers.adelete, id, user_id=uid)
+    return _deleted(id, done)
+
+
+_SEARCH_TOOL = (
+    "Search what you remember about the current user: facts in their profile, notes "
+    "you saved, and past conversations (session summaries and what was said). Use it "
+    "before answering a question about the user's past, preferences or earlier "
+    "sessions. Each result has an id you can pass to correct_memory or delete_memory."
+)
+_CORRECT_TOOL = (
+    "Correct a remembered profile item or note that is wrong or out of date, by the id "
+    "search_memory gave. The old value is kept in the history. Past conversations "
+    "cannot be rewritten: save a note with the correction instead."
+)
+_DELETE_TOOL = (
+    "Delete a remembered item by the id search_memory gave, when the user asks you to "
+    "forget it or it is wrong and has no correction."
+)
+
+
+def _save_description(layers: MemoryLayers) -> str:
+    """The save tool's description, which lists the profile's fields."""
+    fields = ", ".join(
+        f"{name} ({'key-value' if spec.needs_key else spec.shape})"
+        for name, spec in layers.profiles.fields.items()
+    )
+    return (
+        "Save something the user wants remembered, or a durable fact about them, so "
+        "that later conversations know it. Without field it is saved as a note; with "
+        f"field it goes into the user's profile. Profile fields: {fields}. Never save "
+        "passwords or keys."
+    )
 
 
 def _check_memory(memory: object) -> MemoryLayers:
@@ -413,14 +276,6 @@ def _check_memory(memory: object) -> MemoryLayers:
     return memory
 
 
-_TOOLS: dict[str, type[_MemoryTool]] = {
-    "search_memory": SearchMemoryTool,
-    "save_memory": SaveMemoryTool,
-    "correct_memory": CorrectMemoryTool,
-    "delete_memory": DeleteMemoryTool,
-}
-
-
 def create_memory_tools(
     memory: MemoryLayers,
     /,
@@ -429,6 +284,8 @@ def create_memory_tools(
     user_id: str | None = None,
 ) -> list[BaseTool]:
     """LangChain tools with which the agent searches, saves, corrects and deletes memories.
+
+    Each is a ``StructuredTool`` with a sync and an async implementation.
 
     Args:
         memory: The :class:`~langmem_layers.MemoryLayers` they read and write (the same
@@ -454,13 +311,33 @@ def create_memory_tools(
         True
 
     """
-    _check_memory(memory)
-    unknown = [n for n in include if n not in _TOOLS]
+    layers = _check_memory(memory)
+    unknown = [n for n in include if n not in MEMORY_TOOL_NAMES]
     if unknown or isinstance(include, str):
         raise ConfigurationError(
-            f"unknown memory tool(s) {unknown or include!r}; choose from {', '.join(_TOOLS)}"
+            f"unknown memory tool(s) {unknown or include!r}; choose from "
+            f"{', '.join(MEMORY_TOOL_NAMES)}"
         )
-    return [_TOOLS[name](memory=memory, user_id=user_id) for name in include]  # type: ignore[call-arg]
+    bound = _bound_user(user_id)
+    make: dict[str, Callable[[], BaseTool]] = {
+        "search_memory": lambda: _make_tool(
+            layers,
+            bound,
+            ("search_memory", _SEARCH_TOOL, _SearchArgs),
+            _search_core,
+            artifact=True,
+        ),
+        "save_memory": lambda: _make_tool(
+            layers, bound, ("save_memory", _save_description(layers), _SaveArgs), _save_core
+        ),
+        "correct_memory": lambda: _make_tool(
+            layers, bound, ("correct_memory", _CORRECT_TOOL, _CorrectArgs), _correct_core
+        ),
+        "delete_memory": lambda: _make_tool(
+            layers, bound, ("delete_memory", _DELETE_TOOL, _DeleteArgs), _delete_core
+        ),
+    }
+    return [make[name]() for name in include]
 
 
 # ----------------------------------------------------------- LangMem-shaped tools
@@ -534,9 +411,14 @@ def _content(content: str | None, action: str) -> str:
 
 
 def _manage_core(
-    layers: MemoryLayers, uid: str, action: str, content: str | None, memory_id: str | None
+    layers: MemoryLayers,
+    uid: str,
+    content: str | None = None,
+    action: str = "create",
+    id: str | None = None,
 ) -> Core[str]:
     """One manage call, sync or async: the facade's save, update and delete cores."""
+    memory_id = id
     if action == "create":
         if memory_id:
             raise ConfigurationError(
@@ -600,12 +482,12 @@ def _find_core(
     layers: MemoryLayers,
     uid: str,
     query: str,
-    page: tuple[int, int],
-    where: dict[str, Any] | None,
+    limit: int = 10,
+    offset: int = 0,
+    filter: dict[str, Any] | None = None,
 ) -> Core[tuple[str, list[dict[str, Any]]]]:
     """One search call, sync or async: the facade's search core, then the page."""
-    limit, offset = page
-    scope, ranked, rest = _search_plan(limit, offset, where)
+    scope, ranked, rest = _search_plan(limit, offset, filter)
     found = yield twin(layers.search, layers.asearch, query, user_id=uid, scope=scope, limit=ranked)
     kept = [item for item in found if _matches(item, rest)]
     return _found(kept[offset : offset + limit])
@@ -668,39 +550,7 @@ def create_manage_memory_tool(
 
     """
     layers, bound, tool = _check_memory(memory), _bound_user(user_id), _tool_name(name)
-
-    def manage(
-        content: str | None = None,
-        action: _Action = "create",
-        id: str | None = None,
-        *,
-        config: RunnableConfig,
-    ) -> str:
-        def act(uid: str) -> str:
-            return run(_manage_core(layers, uid, action, content, id))
-
-        return _guarded(bound, tool, config, act)
-
-    async def amanage(
-        content: str | None = None,
-        action: _Action = "create",
-        id: str | None = None,
-        *,
-        config: RunnableConfig,
-    ) -> str:
-        async def act(uid: str) -> str:
-            return await arun(_manage_core(layers, uid, action, content, id))
-
-        return await _aguarded(bound, tool, config, act)
-
-    return StructuredTool.from_function(
-        func=manage,
-        coroutine=amanage,
-        name=tool,
-        description=_MANAGE_DESCRIPTION,
-        args_schema=_ManageArgs,
-        handle_tool_error=True,
-    )
+    return _make_tool(layers, bound, (tool, _MANAGE_DESCRIPTION, _ManageArgs), _manage_core)
 
 
 def create_search_memory_tool(
@@ -750,39 +600,6 @@ def create_search_memory_tool(
 
     """
     layers, bound, tool = _check_memory(memory), _bound_user(user_id), _tool_name(name)
-
-    def search(
-        query: str,
-        limit: int = 10,
-        offset: int = 0,
-        filter: dict[str, Any] | None = None,
-        *,
-        config: RunnableConfig,
-    ) -> tuple[str, list[dict[str, Any]]]:
-        def find(uid: str) -> tuple[str, list[dict[str, Any]]]:
-            return run(_find_core(layers, uid, query, (limit, offset), filter))
-
-        return _guarded(bound, tool, config, find)
-
-    async def asearch(
-        query: str,
-        limit: int = 10,
-        offset: int = 0,
-        filter: dict[str, Any] | None = None,
-        *,
-        config: RunnableConfig,
-    ) -> tuple[str, list[dict[str, Any]]]:
-        async def find(uid: str) -> tuple[str, list[dict[str, Any]]]:
-            return await arun(_find_core(layers, uid, query, (limit, offset), filter))
-
-        return await _aguarded(bound, tool, config, find)
-
-    return StructuredTool.from_function(
-        func=search,
-        coroutine=asearch,
-        name=tool,
-        description=_SEARCH_DESCRIPTION,
-        args_schema=_FindArgs,
-        response_format="content_and_artifact",
-        handle_tool_error=True,
+    return _make_tool(
+        layers, bound, (tool, _SEARCH_DESCRIPTION, _FindArgs), _find_core, artifact=True
     )
