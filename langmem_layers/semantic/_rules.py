@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from langmem_layers._core.text import CJK_IDEOGRAPHS, STOP_WORDS_ZH, has_cjk
 from langmem_layers.semantic import _lexicon as lexicon
+from langmem_layers.semantic._everyday import everyday_en, everyday_zh
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
 
@@ -22,6 +23,7 @@ _ZH_FILLER = re.compile(
 _TAIL = re.compile(
     r"(?:\s+(?:now|these days|nowadays|at work|at the moment|currently|as well|too|also|"
     r"every day|daily|a lot|very much|so much|mostly|mainly|instead|anymore|already|"
+    r"(?:pretty|really|very|quite|fairly|reasonably) well|well|fluently|a bit|a little|"
     r"for work|at home|right now|full[- ]time|today|yesterday|recently|lately|"
     r"last (?:week|month|year|quarter)|this (?:week|month|year|quarter)|"
     r"by (?:trade|profession|training)|\w+ (?:days|weeks|months|years) ago))+$",
@@ -167,6 +169,9 @@ def _role_at(text: str, *, check: bool = True) -> tuple[str | None, str | None]:
     "of" something keeps the role ("the CTO of Acme" -> CTO). ``check=False`` takes
     the role as said (after "I work as").
     """
+    text = re.sub(
+        r"\s+(?:working|focusing|speciali[sz]ing|who|that|based)\b.*$", "", text, flags=re.I
+    )
     m = re.match(r"(.+?)\s+(?:at|for|with)\s+(.+)$", text, re.I)
     head = m.group(1) if m else text
     if check:
@@ -283,7 +288,7 @@ def _en_clause(s: str, out: SentenceUpdates) -> None:
     if lexicon.QUESTION_EN.match(s):
         return
     s = re.sub(r"\b(?:i'd|i would) rather\b", "i prefer", s, flags=re.I)
-    if lexicon.HYPOTHETICAL_EN.search(s) or lexicon.NEGATION_EN.search(s):
+    if lexicon.HYPOTHETICAL_EN.search(s) or everyday_en(s, out) or lexicon.NEGATION_EN.search(s):
         return
     for rules in _EN_RULES:
         if rules(s, out):
@@ -335,7 +340,12 @@ def _en_attributes(s: str, out: SentenceUpdates) -> bool:
         return True
     if m := re.search(r"\bmy ([a-z' ]{2,30}?) (?:is|are|'s) (?:now )?(.+)$", s, re.I):
         attr, value = m.group(1).strip().lower(), _clean(m.group(2))
+        value = re.sub(r"^(?:called|named)\s+", "", value, flags=re.I)
         key = lexicon.CONTEXT_KEYS.get(attr)
+        if _RELATIVE.fullmatch(attr):  # "my sister is a pilot" is the sister's fact
+            if name := name_en(value, strict=True):
+                out.add("context", name, key=attr)
+            return True
         if key == "name":
             if name := name_en(m.group(2), strict=False):
                 out.add("context", name, key="name")
@@ -351,6 +361,15 @@ def _en_attributes(s: str, out: SentenceUpdates) -> bool:
             out.add("context", value, key=normalize_key(attr))
         return True
     return False
+
+
+#: people the user names by their relation: what "my X is Y" says of them is not the user's
+_RELATIVE = re.compile(
+    r"(?:(?:best |old |close |older |younger |little |big |twin |step|ex[- ]?)?(?:wife|husband|"
+    r"partner|girlfriend|boyfriend|fianc[eé]e?|spouse|mom|mum|mother|dad|father|parents?|sister|"
+    r"brother|sibling|son|daughter|kid|child|grandma|grandpa|grandmother|grandfather|aunt|uncle|"
+    r"cousin|niece|nephew|friend|roommate|flatmate|boss|manager|colleague|coworker|neighbou?r)s?)"
+)
 
 
 def _en_context(s: str, out: SentenceUpdates) -> bool:
@@ -429,7 +448,8 @@ def _en_tools_and_tastes(s: str, out: SentenceUpdates) -> bool:
             out.tech_or(part)
         return True
     if m := re.search(
-        r"\bi(?: |'m | am )(?:know|can speak|speak|good at|fluent in|"
+        r"\bi(?: |'m | am )(?:also |really |actually |even )?"
+        r"(?:know|can speak|speak|good at|fluent in|"
         r"skilled in|an expert in|"
         r"have \w+ years of experience (?:in|with)) (.+)$",
         s,
@@ -520,7 +540,7 @@ def extract_zh(s: str, out: SentenceUpdates) -> None:
         return
     if lexicon.QUESTION_ZH.search(body):
         return
-    if _zh_switch(body, out) or lexicon.NEGATION_ZH.search(body):
+    if everyday_zh(body, out) or _zh_switch(body, out) or lexicon.NEGATION_ZH.search(body):
         return
     for rules in _ZH_RULES:
         if rules(body, out):
@@ -649,8 +669,9 @@ def _zh_work(body: str, out: SentenceUpdates) -> bool:
         if trade := _trade_zh(m.group(1)):
             out.add("context", trade, key="role")
         return True
-    m = re.search(r"我(?:现在|目前)?在(.+?)(?:当|做|担任|任)(.+)$", body)
-    if m and (role := _role_zh(_clean_role_zh(m.group(2)))):
+    m = re.search(r"我(?:现在|目前)?在(.+?)(当|做|担任|任|从事)(.+)$", body)
+    said = _clean_role_zh(m.group(3)) if m else ""
+    if m and (role := _role_zh(said) or (_trade_zh(said) if m.group(2) in "做从事" else None)):
         _zh_location_or_employer(_clean_zh(m.group(1)), out)
         out.add("context", role, key="role")
         return True

@@ -25,21 +25,33 @@ from langmem_layers.semantic.types import Profile
 __all__ = ["OfflineProfileExtractor"]
 
 
+#: a Chinese clause that opens with a verb or a place, no subject of its own: it
+#: shares the subject of the clause before it (Chinese drops a repeated subject)
+_SUBJECTLESS = re.compile(r"(?:在|住在|住|做|当|从事|负责|会|也|还|平时|现在|目前|一直|养了|有)")
+
+
 def _clauses(text: str) -> Iterator[str]:
     """Sentences, with Chinese sentences cut into clauses at commas.
 
     Questions are left out, and of a sentence that states then asks ("I'm Bob,
     and you?") only the statement is kept (:func:`statement_part`). A Chinese
     clause with a hypothetical marker ("如果...，我会...") swallows the rest of
-    its sentence.
+    its sentence. A clause with no subject after one whose subject is the user
+    ("我叫小王，在上海做前端开发") is read as the user's.
     """
     for sent in filter(None, map(statement_part, split_sentences(text))):
         if not has_cjk(sent):
             yield sent
             continue
+        speaker = False  # the sentence's subject is the user ("我叫小王，在上海做前端开发")
         for clause in re.split(r"[，,]", sent):
-            if clause.strip():
-                yield clause.strip()
+            part = clause.strip()
+            if part and speaker and _SUBJECTLESS.match(part):
+                part = "我" + part
+            elif part:
+                speaker = part.startswith(("我", "本人", "俺"))
+            if part:
+                yield part
             if lexicon.CONDITIONAL_ZH.search(clause):
                 break
 
@@ -89,7 +101,16 @@ class OfflineProfileExtractor:
     * "my X is Y" (name, job, city, company, database, editor...), "我的 X 是 Y";
     * "I know / speak / am good at X" (skills), "我会 / 擅长 X";
     * "I like / love / enjoy / am into X" (interests), "我喜欢 X";
-    * a few facts ("I have two kids", "I've been to X", "我去过 X").
+    * a few facts ("I have two kids", "I've been to X", "我去过 X");
+    * everyday facts (``semantic/_everyday.py``): diet ("I'm vegetarian", "我吃素":
+      ``context["diet"]``), foods avoided, allergies, intolerances and health
+      conditions ("I don't eat pork", "I have a severe shellfish allergy", "我对花生过敏",
+      "我有哮喘": ``facts``), home and origin ("I work remotely from Berlin", "I grew up
+      in Nairobi", "我老家在重庆": ``context["location"]``, ``context["hometown"]``),
+      children and pets by name ("a dog named Max", "the youngest is Mia", "我家的猫叫咪咪":
+      ``context["dog"]``...), teaching jobs ("I teach chemistry", "我在小学教语文") and
+      "keep answers short". What "my sister is X" says is the sister's and is not kept
+      (a relative's name is: "my wife's name is Sarah").
 
     It never proposes a credential: "my password is X", "my api key is X",
     "我的密码是 X" and any value that redaction would change are skipped
