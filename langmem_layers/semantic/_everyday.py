@@ -160,33 +160,29 @@ def everyday_en(s: str, out: SentenceUpdates) -> bool:
     return found
 
 
+#: where the user comes from, and where they live now
+_HOMETOWN = re.compile(
+    r"\bi (?:grew up|was raised|was brought up) in (.+?)(?: but | and |,|$)"
+    r"|\bi(?:'m| am) (?:originally )?from (.+?)(?: but | and |,|$)"
+    r"|\bi come from (.+?)(?: but | and |,|$)"
+    r"|\bmy hometown is (.+?)(?: but | and |,|$)",
+    re.I,
+)
+_LOCATION = re.compile(
+    r"(?:^|\bi |\bwe |^(?:i|we)\b.* (?:but|and|then) )"  # not "my friend moved to X"
+    r"(?:'ve |have )?(?:just |recently |finally )?(?:moved|relocated) to (.+)$"
+    r"|\bi (?:work|live) (?:remotely |from home )?(?:from|out of) (.+)$"
+    r"|\bi(?:'m| am) based (?:in|out of) (.+)$",
+    re.I,
+)
+
+
 def _home_en(s: str, out: SentenceUpdates) -> bool:
     """Where the user lives now and where they come from."""
     found = False
-    if m := re.search(
-        r"\bi (?:grew up|was raised|was brought up) in (.+?)(?: but | and |,|$)|"
-        r"\bi(?:'m| am) (?:originally )?from (.+?)(?: but | and |,|$)"
-        r"|\bi come from (.+?)(?: but | and |,|$)|"
-        r"\bmy hometown is (.+?)(?: but | and |,|$)",
-        s,
-        re.I,
-    ):
-        place = _place(next(g for g in m.groups() if g))
-        if place:
-            out.add("context", place, key="hometown")
-            found = True
-    if m := re.search(
-        r"(?:^|\bi |\bwe |^(?:i|we)\b.* (?:but|and|then) )"
-        r"(?:'ve |have )?(?:just |recently |finally )?"
-        r"(?:moved|relocated) to (.+)$|"
-        r"\bi (?:work|live) (?:remotely |from home )?(?:from|out of) (.+)$"
-        r"|\bi(?:'m| am) based (?:in|out of) (.+)$",
-        s,
-        re.I,
-    ):
-        place = _place(next(g for g in m.groups() if g))
-        if place:
-            out.add("context", place, key="location")
+    for pattern, key in ((_HOMETOWN, "hometown"), (_LOCATION, "location")):
+        if (m := pattern.search(s)) and (place := _place(next(g for g in m.groups() if g))):
+            out.add("context", place, key=key)
             found = True
     return found
 
