@@ -42,7 +42,8 @@ $(VENV)/.llama: $(BIN)/python
 # uv resolves (pip has no lowest resolution); "lowest-direct" takes each direct dependency's
 # floor and what those floors need.
 UV := $(VENV)/uv/bin/uv
-$(UV):
+# after .venv itself: two `python -m venv` making .venv at once race ("File exists")
+$(UV): | $(BIN)/python
 	$(PYTHON) -m venv $(VENV)/uv
 	$(VENV)/uv/bin/python -m pip install -q "uv>=0.9,<1"
 $(VENV)/newest/.ok $(VENV)/lowest/.ok: $(VENV)/%/.ok: $(UV) pyproject.toml
