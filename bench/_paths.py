@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["LOCOMO_DEV", "PROFILE_DATA", "REPO_ROOT"]
+__all__ = ["LOCOMO_DEV", "PROFILE_DATA", "REPO_ROOT", "RERANKER"]
 
 #: the repository root (the folder holding ``bench/`` and ``langmem_layers/``)
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -16,3 +16,5 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 LOCOMO_DEV = REPO_ROOT.parent / "shared" / "data" / "locomo-dev"
 #: the labelled dialogue sets of the profile benchmark
 PROFILE_DATA = REPO_ROOT / "tests" / "data" / "profile"
+#: the cross-encoder `make test` extracts (ms-marco-MiniLM-L-12-v2, int8 ONNX)
+RERANKER = REPO_ROOT / ".venv" / "models" / "reranker_en"

@@ -36,11 +36,12 @@ from langchain_core.messages import HumanMessage
 
 from bench._locomo_data import Conversation, Question, load_conversations
 from bench._metrics import mean, percentile, recall_at_k
-from bench._paths import LOCOMO_DEV
+from bench._paths import LOCOMO_DEV, RERANKER
 from bench._threads import add_threads_option, apply_threads
 from langmem_layers._core.text import STOP_WORDS_EN
 from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
 from langmem_layers.episodic._engine.bm25 import format_date
+from langmem_layers.episodic.rerank import OnnxCrossEncoder, Rerank
 from langmem_layers.storage.defaults import Storage, resolve_embeddings
 from langmem_layers.storage.embeddings import embeddings_id
 
@@ -81,6 +82,7 @@ class _Scores:
     recall: dict[str, dict[int, list[float]]] = field(default_factory=dict)
     by_category: dict[str, dict[int, list[float]]] = field(default_factory=dict)
     latencies_ms: list[float] = field(default_factory=list)
+    rerank_ms: list[float] = field(default_factory=list)
 
     def add(self, method: str, ranked: Sequence[str], question: Question) -> None:
         per_k = self.recall.setdefault(method, {k: [] for k in self.ks})
@@ -121,11 +123,24 @@ def _ingest(store: EpisodeStore, convs: list[Conversation], raw_tps: float) -> f
     return ingest_tps
 
 
-def _ask(store: EpisodeStore, emb: _QueryRecorder, conv: Conversation, scores: _Scores) -> None:
-    """Ask every question of one conversation: the retriever, BM25 and dense on its turns."""
+def _ask(
+    store: EpisodeStore,
+    emb: _QueryRecorder,
+    conv: Conversation,
+    scores: _Scores,
+    rerank: Rerank | None = None,
+) -> None:
+    """Ask every question of one conversation: the retriever, BM25 and dense on its turns.
+
+    With ``rerank``, the same retriever with the reranker asks first, marking no access,
+    so both see the same memory.
+    """
     kmax = max(scores.ks)
     user = f"locomo-{conv.id}"
     retriever = EpisodicRetriever(store=store, user_id=user, k=kmax, kinds=("turn",))
+    reranking = EpisodicRetriever(
+        store=store, user_id=user, k=kmax, kinds=("turn",), rerank=rerank, update_access=False
+    )
     page = store.collection.get(
         where={"$and": [{"user_id": user}, {"kind": "turn"}]},
         include=["embeddings", "metadatas", "documents"],
@@ -138,6 +153,11 @@ def _ask(store: EpisodeStore, emb: _QueryRecorder, conv: Conversation, scores: _
     ]
     bm25 = _make_bm25([_bm25_tokens(t) for t in texts])
     for q in conv.questions:
+        if rerank is not None:
+            t1 = time.perf_counter()
+            got = reranking.invoke(q.question)
+            scores.rerank_ms.append(1000 * (time.perf_counter() - t1))
+            scores.add("reranked", [str(d.metadata.get("message_id")) for d in got], q)
         t1 = time.perf_counter()
         docs = retriever.invoke(q.question)
         scores.latencies_ms.append(1000 * (time.perf_counter() - t1))
@@ -159,6 +179,7 @@ def run(
     *,
     fake: bool = False,
     max_conversations: int | None = None,
+    rerank: Rerank | None = None,
 ) -> dict[str, Any]:
     """Ingest, ask every question, return the figures (``"_extra"``: what is only printed)."""
     convs = load_conversations(data)[:max_conversations]
@@ -175,8 +196,19 @@ def run(
     ingest_tps = _ingest(store, convs, raw_tps)
     scores = _Scores(ks)
     for conv in convs:
-        _ask(store, emb, conv, scores)
+        _ask(store, emb, conv, scores, rerank)
     baselines = ("bm25", "dense")
+    reranked: dict[str, Any] = {}
+    if rerank is not None:
+        reranked = {
+            "reranked": {
+                "recall": scores.recall_of("reranked"),
+                "recall_by_category": scores.categories_of("reranked"),
+                "query_ms_p50": round(percentile(scores.rerank_ms, 50), 2),
+                "query_ms_p95": round(percentile(scores.rerank_ms, 95), 2),
+                "model": {**rerank.stats(), "candidates": rerank.candidates},
+            }
+        }
     return {
         "recall": scores.recall_of("episodic"),
         "recall_by_category": scores.categories_of("episodic"),
@@ -185,6 +217,7 @@ def run(
         "query_ms_p95": round(percentile(scores.latencies_ms, 95), 2),
         "baselines": {m: {"recall": scores.recall_of(m)} for m in baselines},
         "questions": len(scores.latencies_ms),
+        **reranked,
         "_extra": {
             "raw_embedding_texts_per_s": round(raw_tps, 2),
             "turns": sum(c.n_turns for c in convs),
@@ -215,6 +248,9 @@ def _print(result: dict[str, Any], extra: dict[str, Any], ks: list[int]) -> None
         (f"baseline: {name}", b["recall"], extra["baseline_by_category"][name])
         for name, b in result["baselines"].items()
     ]
+    if "reranked" in result:
+        rr = result["reranked"]
+        rows.insert(1, ("episodic + reranker", rr["recall"], rr["recall_by_category"]))
     for name, rec, cat in rows:
         line = name.ljust(26) + "".join(f"{rec[str(k)]:8.3f}" for k in ks)
         line += "   " + " / ".join(f"{cat.get(c, float('nan')):.3f}" for c in cats)
@@ -238,6 +274,15 @@ def main(argv: list[str]) -> int:
         help="smoke test with DeterministicEmbeddings instead of the real model",
     )
     parser.add_argument("--max-conversations", type=int, default=None)
+    parser.add_argument(
+        "--rerank",
+        nargs="?",
+        type=Path,
+        const=RERANKER,
+        default=None,
+        help="also ask with a cross-encoder reranking the best 20 (an ONNX model folder; "
+        "default the one `make test` extracts)",
+    )
     add_threads_option(parser)
     args = parser.parse_args(argv)
     apply_threads(args)
@@ -254,9 +299,16 @@ def main(argv: list[str]) -> int:
             args.raw_sample,
             fake=args.fake_embeddings,
             max_conversations=args.max_conversations,
+            rerank=Rerank(OnnxCrossEncoder(args.rerank)) if args.rerank else None,
         )
     extra = result.pop("_extra")
     _print(result, extra, sorted(args.k))
+    if "reranked" in result:
+        rr = result["reranked"]
+        print(
+            f"with the reranker: query latency p50 {rr['query_ms_p50']:.1f} ms, p95 "
+            f"{rr['query_ms_p95']:.1f} ms; the model: {rr['model']}"
+        )
     print(
         f"raw embedding throughput {extra['raw_embedding_texts_per_s']:.1f}/s; ingest reached "
         f"{100 * result['ingest_turns_per_s'] / extra['raw_embedding_texts_per_s']:.0f} %"

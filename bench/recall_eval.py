@@ -46,10 +46,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from bench._evalset import EvalSet, build_evalset, generate, load_evalset, render
 from bench._locomo_data import load_conversations
 from bench._metrics import mean, percentile, recall_at_k
-from bench._paths import LOCOMO_DEV
+from bench._paths import LOCOMO_DEV, RERANKER
 from bench._threads import add_threads_option, apply_threads
 from langmem_layers.config import MemoryConfig
-from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, OnnxCrossEncoder, Rerank
 from langmem_layers.storage.defaults import Storage
 
 __all__ = [
@@ -251,8 +251,10 @@ def floor_figures(
     }
 
 
-def _evaluate(store: EpisodeStore, corpus: Corpus, ks: Sequence[int]) -> dict[str, Any]:
-    """Archive the corpus, ask every question, return its figures."""
+def _evaluate(
+    store: EpisodeStore, corpus: Corpus, ks: Sequence[int], rerank: Rerank | None = None
+) -> dict[str, Any]:
+    """Archive the corpus, ask every question (with ``rerank`` if given), return its figures."""
     t0 = time.perf_counter()
     for user, session_id, msgs, ts in corpus.sessions:
         store.archive(user, session_id, msgs, created_at=ts)
@@ -264,7 +266,7 @@ def _evaluate(store: EpisodeStore, corpus: Corpus, ks: Sequence[int]) -> dict[st
     for case in corpus.cases:
         if case.user not in retrievers:
             retrievers[case.user] = EpisodicRetriever(
-                store=store, user_id=case.user, kinds=("turn",), k=max(ks)
+                store=store, user_id=case.user, kinds=("turn",), k=max(ks), rerank=rerank
             )
         # what the reference graph puts in the prompt: the top FLOOR_K with its score floor
         # (first, and without recording the access: the main call below sees the same state)
@@ -297,6 +299,7 @@ def run(
     ks: Sequence[int],
     storage_dir: Path,
     embeddings: Embeddings | None = None,
+    rerank: Rerank | None = None,
 ) -> dict[str, Any]:
     """Every corpus archived into one store (default: packaged embeddings) and evaluated."""
     result: dict[str, Any] = {"k": list(ks)}
@@ -304,7 +307,7 @@ def run(
     with EpisodeStore(embeddings=embeddings, storage=Storage(storage_dir)) as store:
         for corpus in corpora:
             t0 = time.perf_counter()
-            result[corpus.name] = _evaluate(store, corpus, ks)
+            result[corpus.name] = _evaluate(store, corpus, ks, rerank)
             result[corpus.name]["seconds"] = round(time.perf_counter() - t0, 1)
             print(
                 f"{corpus.name}: {len(corpus.cases)} questions, {corpus.n_turns} turns, "
@@ -411,6 +414,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--write-data", type=Path, default=None, help="write our set as JSON here and exit"
     )
+    parser.add_argument(
+        "--rerank",
+        nargs="?",
+        type=Path,
+        const=RERANKER,
+        default=None,
+        help="ask with a cross-encoder reranking the best 20 (an ONNX model folder; default "
+        "the one `make test` extracts)",
+    )
     add_threads_option(parser)
     return parser
 
@@ -439,7 +451,11 @@ def main(argv: list[str]) -> int:
         embeddings = DeterministicEmbeddings()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="langmem-recall-eval-") as tmp:
-        result = run(corpora, ks, Path(tmp), embeddings)
+        rerank = Rerank(OnnxCrossEncoder(args.rerank)) if args.rerank else None
+        result = run(corpora, ks, Path(tmp), embeddings, rerank)
+    if rerank is not None:
+        result["rerank"] = {**rerank.stats(), "candidates": rerank.candidates}
+        print(f"the reranker: {result['rerank']}")
     result["seconds"] = round(time.perf_counter() - t0, 1)
     print(format_table(result))
     print(f"total {result['seconds']:.0f} s")

@@ -13,6 +13,10 @@ over 4 users). The measured recall is the real path a user calls: a fresh
 dense scoring over the user's in-memory index, access bookkeeping. The first
 recall, which loads the user's index from Chroma, is reported separately ("cold").
 
+``--rerank [FOLDER]`` measures the current code with an opt-in cross-encoder (``Rerank``
+over the best 20) as the second version, in the same alternating blocks: the ratio is
+the reranker's cost per recall (rerank / current).
+
 Side by side (``--baseline REV``): REV's ``langmem_layers`` is exported to a
 temporary folder and each version runs in its own long-lived subprocess (its
 ``PYTHONPATH`` names its tree), on its own copy of the same stored data, with
@@ -35,6 +39,7 @@ from typing import Any
 from bench._latency_data import ingest, queries
 from bench._latency_run import Worker, copy_folder, export_rev, interleave, same_results
 from bench._metrics import percentile
+from bench._paths import RERANKER
 from bench._threads import add_threads_option, apply_threads
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +80,7 @@ def measure(size: int, args: argparse.Namespace, sources: dict[str, Path], tmp: 
                 user=_USER,
                 k=10,
                 query=qs[0],
+                rerank=str(args.rerank) if w.name == "rerank" else None,
             )
             report[w.name] = {"cold_ms": round(opened["cold_ms"], 1), "module": opened["module"]}
             # warm-up, and a first write of access updates: on these legacy records it
@@ -126,6 +132,15 @@ def main(argv: list[str]) -> int:
         "--baseline", default=None, help="a git revision (or a source tree) to measure alongside"
     )
     parser.add_argument("--parts", type=int, default=0, help="recalls timed part by part")
+    parser.add_argument(
+        "--rerank",
+        nargs="?",
+        type=Path,
+        const=RERANKER,
+        default=None,
+        help="measure the current code with a cross-encoder over the best 20 alongside (an "
+        "ONNX model folder; default the one `make test` extracts)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     add_threads_option(parser)
     args = parser.parse_args(argv)
@@ -134,7 +149,9 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="langmem-recall-") as name:
         tmp = Path(name)
         sources = {"current": _ROOT}
-        if args.baseline and (Path(args.baseline) / "langmem_layers").is_dir():
+        if args.rerank:  # first: the ratio is rerank / current
+            sources = {"rerank": _ROOT, "current": _ROOT}
+        elif args.baseline and (Path(args.baseline) / "langmem_layers").is_dir():
             sources["baseline"] = Path(args.baseline).resolve()  # a source tree
         elif args.baseline:
             short = export_rev(args.baseline, tmp / "baseline")
@@ -148,8 +165,9 @@ def main(argv: list[str]) -> int:
             _print(r, list(sources))
     print(
         f"warm recalls (query embedding included), {args.queries} per version, in alternating "
-        f"blocks of {args.block}; ratio = current / baseline; same results = same documents, "
-        "order and scores (1e-4); parts: one recall's steps timed one by one (current code)."
+        f"blocks of {args.block}; ratio = current / baseline (rerank / current); same "
+        "results = same documents, order and scores (1e-4); parts: one recall's steps timed "
+        "one by one (current code)."
     )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

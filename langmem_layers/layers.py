@@ -211,7 +211,10 @@ class MemoryLayers:
             self.episodes,
             k=self.config.recall_k,
             max_tokens=self.config.recall_tokens,
-            retriever_options={"min_score_ratio": self.config.recall_min_score_ratio},
+            retriever_options={
+                "min_score_ratio": self.config.recall_min_score_ratio,
+                "rerank": self.config.rerank,
+            },
             profiles=self.profiles,
         )
         self.window_node: Runnable[Any, Any] = create_window_node(

@@ -5,6 +5,8 @@
   recency and importance, scoped to one user;
 * :class:`WritePolicy` / :func:`archive_session`: when and how a session is archived (LLM judge
   with an offline fallback);
+* :class:`Rerank` / :class:`OnnxCrossEncoder`: an opt-in cross-encoder over recall's best
+  candidates, fused by rank;
 * :func:`create_recall_node` / :func:`create_archive_node`: LangGraph nodes (sync + async);
 * forgetting: :func:`enforce_cap`, :func:`expire_unused`, :func:`evict_unimportant`,
   :func:`forget_all_episodes`.
@@ -29,6 +31,7 @@ from langmem_layers.episodic.nodes import (
     render_recalled,
 )
 from langmem_layers.episodic.policy import ArchiveDecision, WritePolicy
+from langmem_layers.episodic.rerank import OnnxCrossEncoder, Rerank
 from langmem_layers.episodic.retriever import EpisodicRetriever
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.episodic.triggers import detect_trigger
@@ -50,7 +53,9 @@ __all__ = [
     "EpisodeSummary",
     "EpisodicRetriever",
     "ForgetResult",
+    "OnnxCrossEncoder",
     "RecalledItem",
+    "Rerank",
     "WritePolicy",
     "aarchive_session",
     "aenforce_cap",

@@ -70,6 +70,7 @@ from langmem_layers.episodic._engine.overlap import (
     start_embedding,
 )
 from langmem_layers.episodic._options import check_hints, check_now, check_ratio, timestamp
+from langmem_layers.episodic.rerank import Rerank
 from langmem_layers.episodic.store import EpisodeStore
 from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.identity import current_runtime, resolve_identity
@@ -176,6 +177,13 @@ class EpisodicRetriever(BaseRetriever):
     them. ``MemoryConfig.recall_min_score_ratio`` (0.5) sets it for the reference
     graph and the middleware.
 
+    ``rerank`` (default ``None``): a :class:`~langmem_layers.episodic.Rerank` (a
+    cross-encoder or any LangChain ``BaseDocumentCompressor``) reads the best
+    ``rerank.candidates`` and its order is fused with this one by reciprocal rank
+    before the top ``k`` are returned (and marked as accessed). Questions its model
+    does not cover are ranked as without it; returned documents then also carry
+    ``rerank_rank``, ``rerank_score`` and ``rerank_ms``.
+
     Dense relevance is exact (one matrix product over the user's vectors) up to
     ``exact_dense_limit`` records; above it an in-memory IVF index (about
     sqrt(n) k-means cells, ``dense_probe`` cells scanned per query) proposes the
@@ -240,6 +248,7 @@ class EpisodicRetriever(BaseRetriever):
     dedup: bool = True
     update_access: bool = True
     filters: dict[str, Any] = Field(default_factory=dict)
+    rerank: Rerank | None = None
 
     def model_post_init(self, context: Any, /) -> None:
         """Reject NaN, infinite or negative weights and bad sizes with a named error."""
@@ -528,22 +537,35 @@ class EpisodicRetriever(BaseRetriever):
         when recall is idle (``_engine.overlap.AccessFlusher``, on the store's
         background executor), never on this path.
         """
-        wall = time.time()
         asked = check_now(opts.get("now"))
-        now = wall if asked is None else asked  # the time the question is asked at
+        now = time.time() if asked is None else asked  # the time the question is asked at
         vec: Any = qvec if isinstance(qvec, PendingVector) else resolve(qvec)
-        mirror = self.store._mirror
-        flusher = mirror.flusher
+        flusher = self.store._mirror.flusher
         flusher.begin()
         try:
-            docs = mirror.read(uid, lambda idx: self._rank(idx, query, vec, opts, now))
+            docs = self.store._mirror.read(uid, lambda idx: self._rank(idx, query, vec, opts, now))
             resolve(vec)  # an embedding error surfaces even when no dense step ran
-            if docs and opts.get("update_access", self.update_access):
-                mirror.touch(uid, [d.metadata["id"] for d in docs], wall, fresh=True)
-                if mirror.flush_due(self.store.cache.flush_every, self.store.cache.flush_seconds):
-                    flusher.request(self.store.cache.flush_every)
+            if opts.get("update_access", self.update_access):
+                self._mark(uid, docs)
         finally:
             flusher.end()
+        return docs
+
+    def _mark(self, uid: str, docs: list[Document]) -> None:
+        """Record an access of ``docs`` (in memory; written in the background)."""
+        if not docs:
+            return
+        mirror = self.store._mirror
+        mirror.touch(uid, [d.metadata["id"] for d in docs], time.time(), fresh=True)
+        if mirror.flush_due(self.store.cache.flush_every, self.store.cache.flush_seconds):
+            mirror.flusher.request(self.store.cache.flush_every)
+
+    def _reranked(self, uid: str, query: str, docs: list[Document], k: int, mark: bool) -> Any:
+        """Blocking: ``rerank`` the pool, keep ``k``, record the access of those."""
+        assert self.rerank is not None
+        docs = self.rerank.rerank(query, docs)[:k]
+        if mark:
+            self._mark(uid, docs)
         return docs
 
     def _run(self, query: str, qvec: Sequence[float], opts: dict[str, Any]) -> list[Document]:
@@ -565,8 +587,20 @@ class EpisodicRetriever(BaseRetriever):
             self.store.embeddings,
             f"{query} {' '.join(hints)}" if hints else query,
         )
-        docs: list[Document] = yield offloaded(
-            self.store.recall_executor, None, self._search, uid, query, pending, opts
+        if self.rerank is None:
+            docs: list[Document] = yield offloaded(
+                self.store.recall_executor, None, self._search, uid, query, pending, opts
+            )
+            return docs
+        # the model reads recall's best candidates; the access is of what is returned
+        k = int(opts.get("k") or self.k)
+        pool = {**opts, "k": max(k, self.rerank.candidates), "update_access": False}
+        docs = yield offloaded(
+            self.store.recall_executor, None, self._search, uid, query, pending, pool
+        )
+        mark = bool(opts.get("update_access", self.update_access))
+        docs = yield offloaded(
+            self.store.recall_executor, None, self._reranked, uid, query, docs, k, mark
         )
         return docs
 

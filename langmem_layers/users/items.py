@@ -230,7 +230,13 @@ def search_core(
         if wanted:
             options["metadata"] = wanted
         # twice k: an episode and its turns, or a note's two records, may both be hits
-        retriever = EpisodicRetriever(store=layers.episodes, user_id=uid, kinds=kinds, k=k * 2)
+        retriever = EpisodicRetriever(
+            store=layers.episodes,
+            user_id=uid,
+            kinds=kinds,
+            k=k * 2,
+            rerank=layers.config.rerank,
+        )
         # the user named here, never the run's (an admin node may search another user)
         docs = yield twin(retriever.invoke, retriever.ainvoke, query, user_id=uid, **options)
         best = max((float(d.metadata.get("score", 0.0)) for d in docs), default=0.0) or 1.0
