@@ -14,12 +14,21 @@ allergic to nuts") matches none. A value goes into a structured key when the rul
 knows what it is (``context.diet``, ``context.hometown``, ``context.dog``); an
 allergy, an intolerance, a food the user avoids and a health condition accumulate in
 ``facts`` as the cleaned statement, because a user can have several.
+
+A clause that ends laughing ("my dog Pepper steals socks lol") is read for the
+facts laughter rarely invents (a diet of the lexicon, a place, family and pet names
+and counts), never for free text ("allergic to Mondays lol"). A relative named
+right after 我 ("我老公对海鲜过敏") or a relative's own clause is theirs. How to
+answer (format, emojis, language) takes the same values in both languages, so a
+later request in either supersedes an earlier one.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Protocol
+
+from langmem_layers.semantic import _lexicon as lexicon
 
 __all__ = ["everyday_en", "everyday_zh"]
 
@@ -61,6 +70,25 @@ _KIDS_EN = r"son|daughter|kid|boy|girl|child|baby|stepson|stepdaughter"
 _NAME = r"([A-Z][\w'-]{1,20}(?: [A-Z][\w'-]{1,20})?)"
 _COUNT = r"(a|an|one|two|three|four|five|six|\d+)"
 _ANSWER = r"(?:answers|responses|replies|your answers|your responses|your replies|it)"
+_FOODS_EN = (
+    r"spicy food|spicy things|spice|chill?i|dairy|milk|cheese|gluten|wheat|peanuts|tree nuts|nuts|"
+    r"seafood|shellfish|fish|red meat|meat|pork|beef|eggs|sugar|caffeine|coffee|alcohol|onions?|"
+    r"garlic|mushrooms|soy|lactose|carbs"
+)
+_LANGUAGES_EN = (
+    r"English|Spanish|French|German|Italian|Portuguese|Dutch|Chinese|Mandarin|Cantonese|"
+    r"Japanese|Korean|Arabic|Hindi|Russian|Polish|Turkish|Swedish|Vietnamese|Thai|Indonesian"
+)
+_INSTRUMENTS = (
+    r"piano|keyboard|guitar|bass|violin|viola|cello|drums|flute|clarinet|saxophone|sax|trumpet|"
+    r"trombone|ukulele|harp|accordion|harmonica|organ|chess|go"
+)
+_PARTNERS_EN = r"wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?"
+#: dog breeds said instead of "dog" ("a golden retriever called Max")
+_BREEDS = (
+    r"retriever|labrador|lab|terrier|poodle|spaniel|collie|shepherd|husky|beagle|pug|"
+    r"dachshund|corgi|bulldog|chihuahua|greyhound|whippet|schnauzer|doodle"
+)
 
 
 def _tidy(value: str) -> str:
@@ -74,7 +102,7 @@ def _tidy(value: str) -> str:
 def _place(value: str) -> str:
     """A place name: the words up to the first lowercase one that is no part of a name."""
     words: list[str] = []
-    for w in _tidy(value).split():
+    for w in _KIND_OF_PLACE.sub("", _tidy(value)).split():
         if not (w[:1].isupper() or w.lower() in ("de", "la", "el", "da", "am", "upon", "of")):
             break
         words.append(w)
@@ -83,18 +111,26 @@ def _place(value: str) -> str:
     return " ".join(words)
 
 
-def everyday_en(s: str, out: SentenceUpdates) -> bool:
-    """The everyday rules of one English clause (questions and hypotheticals are gone)."""
+def everyday_en(s: str, out: SentenceUpdates, *, sure_only: bool = False) -> bool:
+    """The everyday rules of one English clause (questions and hypotheticals are gone).
+
+    ``sure_only`` (a clause that ends laughing, "my cat Luna walks on my keyboard lol"):
+    only a diet of the lexicon, a place and family or pet names and counts are read.
+    Laughter rarely makes those up, while a free-text fact is the usual joke
+    ("allergic to Mondays lol").
+    """
     low = s.lower()
-    found = False
+    if sure_only:
+        return bool(_diet_en(low, out)) | _home_en(s, out) | _family_en(s, out)
+    found = _diet_en(low, out)
     if m := re.search(
-        rf"\bi(?:'m| am|'ve been| have been) (?:a |an |strictly |fully |mostly |now )*({_DIET})"
-        rf"(?:ian)?\b"
-        rf"|\bi (?:eat|keep|follow|am on|'m on|go) (?:a |an |only |strictly )*({_DIET})\b",
+        rf"\bi (?:can't|cannot|can not) (handle|tolerate|stomach|digest|do) (?:any |much )?"
+        rf"({_FOODS_EN})\b",
         low,
     ):
-        out.add("context", _DIETS[(m.group(1) or m.group(2))], key="diet")
+        out.add("facts", f"can't {m.group(1)} {m.group(2)}")
         found = True
+    found = _here_en(s, out) or found
     if m := re.search(
         r"\bi (?:don't|do not|never|can't|cannot|can not|no longer|try not to) eat "
         r"(?:any |much )?([a-z -]{3,30}?)(?:\s*(?:[,.;!]|\bbecause\b|\bbut\b|\bso\b)|$)",
@@ -125,12 +161,21 @@ def everyday_en(s: str, out: SentenceUpdates) -> bool:
             out.add("facts", f"{what} intolerant")
             found = True
     if m := re.search(
-        rf"\bi (?:have|'ve got|have got|suffer from|live with) ({_EN_CONDITIONS})\b", low
+        rf"\bi(?: have|'ve got| have got|'ve had| have had| suffer from| live with) "
+        rf"({_EN_CONDITIONS})\b",
+        low,
     ):
         out.add("facts", "has " + m.group(1))
         found = True
-    elif m := re.search(rf"\bi(?:'m| am) ({_EN_STATES})\b", low):
-        out.add("facts", m.group(1))
+    elif m := re.search(
+        rf"\bi(?:'m| am) (?:type [12] |\d+ (?:weeks?|months?) )?({_EN_STATES})\b", low
+    ):
+        state = m.group(0).split(" ", 1)[1].removeprefix("am ").strip()
+        state = re.sub(r"^\d+ (?:weeks?|months?) ", "", state)  # the stable fact: "pregnant"
+        out.add("facts", re.sub(r"^(type [12]) diabetic$", r"\1 diabetes", state))
+        found = True
+    if re.search(r"\bi(?:'m| am) (?:happily |newly )?married\b", low):
+        out.add("facts", "married")
         found = True
     found = _home_en(s, out) or found
     found = _family_en(s, out) or found
@@ -142,14 +187,35 @@ def everyday_en(s: str, out: SentenceUpdates) -> bool:
     ):
         out.add("preferences", f"{m.group(1) or m.group(2)} answers", key="answer_style")
         found = True
+    lasting = re.search(r"\b(?:from now on|always|going forward|by default|please)\b", low)
+    if lasting and (
+        m := re.search(
+            rf"\b(?:reply|respond|answer|talk|write|speak)(?: to me)? in ({_LANGUAGES_EN})\b", s
+        )
+    ):
+        out.add("preferences", m.group(1), key="language")
+        found = True
     if re.search(r"\b(?:use|in|with) bullet points\b", low) and re.search(
-        r"\b(?:please|prefer|i like)\b", low
+        r"\b(?:please|prefer|i like|from now on|going forward)\b", low
     ):
         out.add("preferences", "bullet points", key="format")
         found = True
     if re.search(r"\b(?:no emojis?|(?:don't|do not|never) use (?:any )?emojis?)\b", low):
         out.add("preferences", "no emojis", key="emojis")
         found = True
+    if m := re.search(rf"\bi (?:can|know how to) play (?:the )?({_INSTRUMENTS})\b", low):
+        out.add("skills", m.group(1))
+        found = True
+    if m := re.search(
+        r"\bi(?:'ve| have) been (?:writing|coding in|programming in|using|working with|doing) "
+        r"([\w+#.-]+)(?: and ([\w+#.-]+))? (?:for|since)\b",
+        s,
+        re.I,
+    ):
+        known = [t[0] for t in map(lexicon.tech, filter(None, m.groups())) if t]
+        for name in known:
+            out.add("skills", name)
+        found = found or bool(known)
     if m := re.search(r"\bi (?:teach|lecture in|lecture on) (.+)$", s, re.I):
         subject = _tidy(re.sub(r"^(?:a |the )", "", m.group(1), flags=re.I))
         if 0 < len(subject.split()) <= 4 and not re.search(
@@ -160,9 +226,48 @@ def everyday_en(s: str, out: SentenceUpdates) -> bool:
     return found
 
 
+def _diet_en(low: str, out: SentenceUpdates) -> bool:
+    """A diet of the lexicon: "I'm vegan", "I'm on keto", "we're both vegetarian"."""
+    m = re.search(
+        # "I are": what the clause split leaves of "my wife and I are both vegan"
+        rf"\b(?:i(?:'m| am| are|'ve been| have been)|(?:we|my \w+ and i)(?:'re| are))"
+        rf"(?: both| all)? (?:a |an |strictly |fully |mostly |now |on |on a |doing |doing a )*"
+        rf"({_DIET})(?:ian)?\b"
+        rf"|\bi(?: only| strictly| mostly)? (?:eat|keep|follow|go) (?:a |an |only |strictly )*"
+        rf"({_DIET})\b",
+        low,
+    )
+    if m:
+        out.add("context", _DIETS[(m.group(1) or m.group(2))], key="diet")
+    return m is not None
+
+
+def _here_en(s: str, out: SentenceUpdates) -> bool:
+    """A forum-style self-introduction: "vegan here", "high school maths teacher here".
+
+    Only a diet, an intolerance or a job noun is read: "X here" also says where
+    something is ("the problem here").
+    """
+    m = re.match(r"([a-z][\w' -]{2,40}?) here\b", s.strip(), re.I)
+    if not m:
+        return False
+    said = re.sub(r"^(?:a |an |just a |another )", "", m.group(1).strip(), flags=re.I)
+    low = said.lower()
+    if low in _DIETS:
+        out.add("context", _DIETS[low], key="diet")
+    elif re.fullmatch(r"(?:lactose|gluten|dairy) intolerant|coeliac|celiac|diabetic", low):
+        out.add("facts", low)
+    elif low.split()[-1] in lexicon.ROLE_WORDS and len(low.split()) <= 4:
+        out.add("context", said, key="role")
+    else:
+        return False
+    return True
+
+
 #: where the user comes from, and where they live now
 _HOMETOWN = re.compile(
-    r"\bi (?:grew up|was raised|was brought up) in (.+?)(?: but | and |,|$)"
+    r"\bi (?:grew up|was raised|was brought up|was born) in (.+?)(?: but | and |,|$)"
+    r"|^(?:i was )?born and (?:raised|bred) in (.+?)(?: but | and |,|$)"
     r"|\bi(?:'m| am) (?:originally )?from (.+?)(?: but | and |,|$)"
     r"|\bi come from (.+?)(?: but | and |,|$)"
     r"|\bmy hometown is (.+?)(?: but | and |,|$)",
@@ -170,9 +275,18 @@ _HOMETOWN = re.compile(
 )
 _LOCATION = re.compile(
     r"(?:^|\bi |\bwe |^(?:i|we)\b.* (?:but|and|then) )"  # not "my friend moved to X"
-    r"(?:'ve |have )?(?:just |recently |finally )?(?:moved|relocated) to (.+)$"
+    r"(?:'ve |have )?(?:just |recently |finally )?(?:moved|relocated) (?:from .+? )?to (.+)$"
+    r"|(?:^|\bi |\bwe )(?:'ve |have )?(?:just |finally )?moved into (?:my|our|a) (?:new )?"
+    r"(?:place|flat|apartment|house|home) in (.+)$"
     r"|\bi (?:work|live) (?:remotely |from home )?(?:from|out of) (.+)$"
-    r"|\bi(?:'m| am) based (?:in|out of) (.+)$",
+    r"|\b(?:i(?:'m| am)|we(?:'re| are)) based (?:in|out of) (.+)$"
+    r"|^(?:currently |now )?living in (.+)$",
+    re.I,
+)
+#: "a tiny village in Cornwall": the place is after the kind of place
+_KIND_OF_PLACE = re.compile(
+    r"^(?:a|an|the)? ?(?:[\w-]+ ){0,2}(?:village|town|city|suburb|island|farm|place) "
+    r"(?:in|near|outside|outside of|just outside) ",
     re.I,
 )
 
@@ -181,38 +295,60 @@ def _home_en(s: str, out: SentenceUpdates) -> bool:
     """Where the user lives now and where they come from."""
     found = False
     for pattern, key in ((_HOMETOWN, "hometown"), (_LOCATION, "location")):
-        if (m := pattern.search(s)) and (place := _place(next(g for g in m.groups() if g))):
+        m = pattern.search(s)
+        place = _place(next(g for g in m.groups() if g)) if m else ""
+        # "we moved from MySQL to PostgreSQL" is a switch of tools (``_rules._en_switch``)
+        if place and lexicon.tech(place) is None:
             out.add("context", place, key=key)
             found = True
     return found
+
+
+def _family_key(said: str) -> str:
+    """The profile key of a relative or a pet as said: a dog breed is a dog."""
+    low = said.lower()
+    if re.fullmatch(_BREEDS, low):
+        return "dog"
+    return {"fiance": "fiancé", "fiancee": "fiancée"}.get(low, low)
 
 
 def _family_en(s: str, out: SentenceUpdates) -> bool:
     """Children and pets: how many, and their names."""
     found = False
     if m := re.search(
-        rf"\b(?:i|we) (?:have|'ve got|have got|'ve) {_COUNT} (kids?|children|sons?|daughters?|"
-        rf"{_PETS_EN}s?)\b",
+        rf"\b(?:i|we)(?: have|'ve got| have got|'ve) {_COUNT} (kids?|children|sons?|daughters?|"
+        rf"boys|girls|(?:{_PETS_EN})s?)\b(?:,|:| -)? (?:{_NAME}(?: \(\d+\))?,? (?:and|&) {_NAME})?"
+        rf"|\bi(?:'m| am) a (?:mum|mom|mother|dad|father|parent) of {_COUNT} "
+        rf"(kids|children|boys|girls)\b",
         s,
         re.I,
     ):
-        out.add("facts", f"has {m.group(1).lower()} {m.group(2).lower()}")
+        count, what = (m.group(1), m.group(2)) if m.group(1) else (m.group(5), m.group(6))
+        out.add("facts", f"has {count.lower()} {what.lower()}")
+        if m.group(3) and m.group(4):
+            out.add("facts", f"{what.lower()} {m.group(3)} and {m.group(4)}")
         found = True
+    family = rf"{_PETS_EN}|{_KIDS_EN}|{_PARTNERS_EN}|{_BREEDS}"
     for m in re.finditer(
-        rf"\b(?:a|an|my|our)(?: \w+)?? ({_PETS_EN}|{_KIDS_EN})(?:'s name is| is)? "
+        rf"\b(?:a|an|my|our)(?: [\w-]+){{0,2}}? ({family})(?:'s name is| is)? "
         rf"(?:named|called) {_NAME}",
         s,
         re.I,
     ):
-        out.add("context", m.group(2), key=m.group(1).lower())
+        out.add("context", m.group(2), key=_family_key(m.group(1)))
         found = True
     if not found and (
         m := re.search(
-            rf"\bmy ({_PETS_EN}|{_KIDS_EN})(?:'s name is| is named| is called) {_NAME}", s, re.I
+            rf"\b(?i:my) ((?i:{family}))(?:'s name is| is named| is called|'s called) {_NAME}"
+            # "my son Noah just started...", "my wife Sarah and I": a capitalised name next
+            rf"|\b(?i:my) ((?i:{family})),? ([A-Z][a-z'-]{{1,20}})\b",
+            s,
         )
     ):
-        out.add("context", m.group(2), key=m.group(1).lower())
-        found = True
+        said, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if name.lower() not in lexicon.NOT_NAMES_EN:
+            out.add("context", name, key=_family_key(said))
+            found = True
     if re.search(r"\b(?:kids?|children|sons|daughters)\b", s, re.I):
         for m in re.finditer(
             r"\bthe (youngest|eldest|oldest|older one|younger one|little one|baby) (?:is|'s) "
@@ -228,7 +364,15 @@ def _family_en(s: str, out: SentenceUpdates) -> bool:
     return found
 
 
-_ZH_DIETS = {"素": "素食", "素食": "素食", "纯素": "纯素", "清真": "清真", "全素": "纯素"}
+_ZH_DIETS = {
+    "素": "素食",
+    "素食": "素食",
+    "纯素": "纯素",
+    "清真": "清真",
+    "全素": "纯素",
+    "生酮": "生酮",
+    "生酮饮食": "生酮",
+}
 _ZH_PETS = {
     "猫": "cat",
     "猫咪": "cat",
@@ -262,17 +406,86 @@ _ZH_CONDITIONS = (
     "过敏性鼻炎|痛风|贫血|乳糖不耐受?"
 )
 _ZH_NAME = r"([\u4e00-\u9fffA-Za-z]{1,6}?)"
+#: relatives and friends: a fact said of them after 我 ("我老公…", "我妈…") is theirs
+_ZH_KIN = re.compile(
+    r"老公|老婆|丈夫|妻子|爱人|对象|朋友|同事|室友|闺蜜|家人|爸|妈|父|母|儿子|女儿|孩子|娃|"
+    r"哥|姐|弟|妹|爷|奶|外公|外婆|老板|领导"
+)
 _ZH_END = r"(?:[了啦呀哦的呢啊吧。！!~，,]|$)"
+
+
+_ZH_COUNTS = {"一": "一", "俩": "两", "两": "两", "二": "两", "三": "三", "四": "四", "仨": "三"}
+#: how to answer is one value space in both languages ("用英文回复" and "reply in English"
+#: are the same preference, and a later one in either language supersedes it)
+_ZH_LANGUAGES = {
+    "英文": "English",
+    "英语": "English",
+    "中文": "Chinese",
+    "日语": "Japanese",
+    "日文": "Japanese",
+    "韩语": "Korean",
+    "法语": "French",
+    "德语": "German",
+    "西班牙语": "Spanish",
+    "粤语": "Cantonese",
+}
+_ZH_PARTNERS = {
+    "老公": "husband",
+    "丈夫": "husband",
+    "老婆": "wife",
+    "妻子": "wife",
+    "男朋友": "boyfriend",
+    "女朋友": "girlfriend",
+    "未婚夫": "fiancé",
+    "未婚妻": "fiancée",
+}
+
+
+def _zh_family(body: str, out: SentenceUpdates) -> bool:
+    """How many children or pets, partners' names, being married."""
+    found = False
+    if m := re.search(
+        r"(?:^|我|我家|我们家|俺)(?:有|养了|养着)?(一|俩|两|二|三|四|仨)(?:个|只|条)?"
+        r"(娃|孩子|宝宝|儿子|女儿|猫|狗|兔子|仓鼠|鹦鹉|乌龟|金鱼)",
+        body,
+    ):
+        verb = "养了" if m.group(2) in _ZH_PETS else "有"
+        unit = "只" if m.group(2) in _ZH_PETS else "个"
+        what = "孩子" if m.group(2) in ("娃", "宝宝") else m.group(2)
+        out.add("facts", f"{verb}{_ZH_COUNTS[m.group(1)]}{unit}{what}")
+        found = True
+    partners = "|".join(sorted(_ZH_PARTNERS, key=len, reverse=True))
+    # "我老公叫阿杰", "我和女朋友小雨在一起五年了"; not "我老婆喜欢猫"
+    if m := re.search(
+        rf"(?:我|俺)(?:的)?({partners})(?:叫|名叫|名字叫){_ZH_NAME}{_ZH_END}"
+        rf"|(?:我|俺)(?:和|跟)({partners})([\u4e00-\u9fff]{{1,3}}?)(?:在一起|结婚|一起)",
+        body,
+    ):
+        said, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if (
+            not re.match(r"[是在和跟也都很不就还说去做有对]", name)
+            and name not in lexicon.ZH_NOT_NAMES
+        ):
+            out.add("context", name, key=_ZH_PARTNERS[said])
+            found = True
+    if re.search(r"(?:我|俺|本人)(?:已经|早就)?(?:结婚了|已婚|结过婚)", body):
+        out.add("facts", "已婚")
+        found = True
+    return found
 
 
 def everyday_zh(body: str, out: SentenceUpdates) -> bool:
     """The everyday rules of one Chinese clause (questions and hypotheticals are gone)."""
     found = False
     if m := re.search(
-        r"(?:我|本人|俺)(?:是|一直|平时|现在|已经|从小)*(?:吃)?(素食者?|素食主义者|纯素|全素|清真)|(?:我|俺)(?:一直|平时|现在|只)*吃(素|清真)",
+        r"(?:我|本人|俺)(?:是|一直|平时|现在|已经|从小|最近|在|搞|坚持)*(?:吃)?"
+        r"(素食者?|素食主义者|纯素|全素|清真|生酮饮食|生酮)"
+        r"|(?:^|我|俺)(?:一直|平时|现在|只)*吃(素|清真)"
+        # a first clause with no subject is the speaker's: "最近在搞生酮饮食"
+        r"|^(?:最近|现在|目前|一直)*在?(?:搞|坚持|做)(生酮饮食|生酮)",
         body,
     ):
-        diet = (m.group(1) or m.group(2)).replace("主义者", "").rstrip("者")
+        diet = (m.group(1) or m.group(2) or m.group(3)).replace("主义者", "").rstrip("者")
         out.add("context", _ZH_DIETS.get(diet, diet), key="diet")
         found = True
     if m := re.search(
@@ -281,30 +494,66 @@ def everyday_zh(body: str, out: SentenceUpdates) -> bool:
     ):
         out.add("facts", "不吃" + m.group(1))
         found = True
-    if m := re.search(r"(?:我|俺|本人)(?:对|吃)(.{1,10}?)(?:严重|有点|特别|比较)?过敏", body):
+    elif m := re.search(r"(?:我|俺|本人)(?:一点|完全|根本)?吃不了(.{1,6}?)" + _ZH_END, body):
+        out.add("facts", "吃不了" + m.group(1))
+        found = True
+    # "我花粉过敏" is the user's; "我老公对海鲜过敏" is not (a relative right after 我)
+    m = re.search(
+        r"(?:我|俺|本人)(?:有|是)?(?:对|吃)?([^，,。有是会很都也对]{1,8}?)(?:严重|有点|特别|比较)?过敏",
+        body,
+    )
+    if m and not _ZH_KIN.search(m.group(1)):
         out.add("facts", f"对{m.group(1)}过敏")
+        found = True
+    m = re.search(r"(?:我|俺|本人)(?:有)?(?:点)?([^，,。有是]{1,4}?)不耐受", body)
+    if m and not _ZH_KIN.search(m.group(1)):
+        out.add("facts", f"{m.group(1)}不耐受")
         found = True
     if m := re.search(rf"(?:我|俺|本人)(?:有|患有|得了|一直有)?({_ZH_CONDITIONS})", body):
         cond = m.group(1)
         out.add("facts", cond if cond.startswith("乳糖") else "有" + cond)
         found = True
-    elif re.search(r"(?:我|本人)(?:怀孕了|在怀孕|是孕妇)", body):
+    elif re.search(r"(?:我|本人)(?:现在|目前|已经)?(?:怀孕|在怀孕|是孕妇)", body):
         out.add("facts", "怀孕")
+        found = True
+    elif m := re.search(
+        r"(?:我|俺|本人)(?:的)?(左耳|右耳|耳朵|膝盖|腰|胃|眼睛|肩膀|颈椎|心脏|牙|肝|肾|听力|视力)"
+        r"((?:听力)?(?:一直|也)?不(?:太)?好)",
+        body,
+    ):
+        out.add("facts", m.group(1) + m.group(2).replace("一直", "").replace("也", ""))
         found = True
     if (
         m := re.search(r"(?:我|俺)(?:的)?老家(?:是|在)(.{2,10}?)" + _ZH_END, body)
-        or re.search(r"(?:我|俺)(?:是)?在(.{2,8}?)长大", body)
-        or re.search(r"(?:我|俺)是(.{2,4}?)人" + _ZH_END, body)
+        or re.search(r"(?:我|俺)(?:是)?(?:从小|小时候)?在(.{2,8}?)长大", body)
+        or re.search(r"(?:我|俺)是(?:土生土长的|地道的)?(.{2,4}?)人" + _ZH_END, body)
     ):
         place = m.group(1)
         if not re.search(r"[一个的好坏]", place):
             out.add("context", place, key="hometown")
             found = True
-    if m := re.search(r"^坐标(.{2,8}?)" + _ZH_END, body):
+    if m := (
+        re.search(r"^(?:坐标|我?人在)(.{2,8}?)" + _ZH_END, body)
+        or re.search(
+            r"(?:^|我|我们|俺)(?:上个月|上周|去年|今年|最近|刚|刚刚|已经|前阵子|前段时间)*"
+            r"(?:被(?:公司)?)?(?:搬到|搬去|搬家到|调到|调去)了?(.{2,8}?)" + _ZH_END,
+            body,
+        )
+    ):
+        place = m.group(1)
+        if place in lexicon.ZH_CITIES or re.fullmatch(r"[\u4e00-\u9fff]{2,4}", place):
+            out.add("context", place, key="location")
+            found = True
+    # "我在杭州上班" is where the user lives; "我在腾讯工作" names an employer (older rules)
+    elif (
+        m := re.search(r"(?:我|俺)(?:现在|目前)?在(.{2,4}?)(?:上班|工作|生活|定居)", body)
+    ) and m.group(1) in lexicon.ZH_CITIES:
         out.add("context", m.group(1), key="location")
         found = True
+    found = _zh_family(body, out) or found
+    # "我家的猫叫咪咪", "我有只狗叫旺财", "我养了一只橘猫叫胖虎"
     if m := re.search(
-        r"(?:我|我们|我们家|俺)(?:家)?(?:的)?("
+        r"(?:我|我们|我们家|俺)(?:家)?(?:的|有|养了|养的)?(?:一|两)?(?:只|条|个)?(?:[\u4e00-\u9fff]{1,2}?)?("
         + "|".join(sorted(_ZH_PETS, key=len, reverse=True))
         + r")"
         r"(?:叫|名叫|名字叫|的名字是|的名字叫)" + _ZH_NAME + _ZH_END,
@@ -314,9 +563,9 @@ def everyday_zh(body: str, out: SentenceUpdates) -> bool:
         found = True
     kids = "|".join(sorted(_ZH_KIDS, key=len, reverse=True))
     if m := re.search(
-        r"(?:^|我|我们|我家|我们家|俺)(?:家)?(?:的)?("
+        r"(?:^|我|我们|我家|我们家|俺)(?:家)?(?:的|有(?:一)?个)?("
         + kids
-        + r")(?:叫|名叫|名字叫|的名字是)"
+        + r")(?:小名|大名|的名字)?(?:叫|名叫|名字叫|的名字是|是)"
         + _ZH_NAME
         + _ZH_END,
         body,
@@ -331,6 +580,23 @@ def everyday_zh(body: str, out: SentenceUpdates) -> bool:
         if m.group(1):
             out.add("context", m.group(1), key="employer")
         out.add("context", (m.group(2) or m.group(3)) + "老师", key="role")
+        found = True
+    if re.search(
+        r"(?:回答|回复)(?:我)?(?:的时候)?(?:请|尽量)?(?:都)?(?:分点|分条|列点|一条一条)", body
+    ):
+        out.add("preferences", "bullet points", key="format")
+        found = True
+    if re.search(
+        r"(?:回答|回复|说话)?(?:请)?(?:别|不要|不用|少)(?:带|用|加|发)(?:emoji|表情)", body
+    ):
+        out.add("preferences", "no emojis", key="emojis")
+        found = True
+    if m := re.search(
+        r"(?:以后|之后|今后|请|都)(?:都)?用(英文|英语|中文|日语|日文|韩语|法语|德语|西班牙语|粤语)"
+        r"(?:回复|回答|跟我说|和我说|聊)",
+        body,
+    ):
+        out.add("preferences", _ZH_LANGUAGES[m.group(1)], key="language")
         found = True
     if m := re.search(r"(?:回答|回复|说话)(?:请|尽量)?(简短|简洁|短一点|简单点|精简|详细)", body):
         out.add("preferences", f"{m.group(1)}的回答", key="answer_style")

@@ -32,6 +32,8 @@ _TAIL = re.compile(
 _ZH_TAIL = re.compile(
     r"(?:了|啦|呀|哦|的|呢|啊|现在|目前|平时|这边|一下|工作|写代码|开发|做项目)+$"
 )
+#: a clause that ends laughing: only what laughter rarely makes up is read
+_LAUGHTER = re.compile(r"[\s,.!]*\b(?:lol|lmao|haha+)\b[\s.!]*$", re.I)
 _EN_CLAUSE = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:i|we|my|our)\b)|,\s*but\s+", re.I)
 _SPLIT = re.compile(r"\s*(?:,|，|、|\band\b|\bplus\b|和|及|与|跟|以及|&)\s*", re.IGNORECASE)
 _PRONOUN = re.compile(r"^(?:it|that|this|them|you|your|these|those|him|her|what|how|why)\b", re.I)
@@ -288,6 +290,10 @@ def _en_clause(s: str, out: SentenceUpdates) -> None:
     if lexicon.QUESTION_EN.match(s):
         return
     s = re.sub(r"\b(?:i'd|i would) rather\b", "i prefer", s, flags=re.I)
+    laugh = _LAUGHTER.search(s)
+    if laugh and not lexicon.HYPOTHETICAL_EN.search(s[: laugh.start()]):
+        everyday_en(s[: laugh.start()], out, sure_only=True)  # "my cat Luna ... lol"
+        return
     if lexicon.HYPOTHETICAL_EN.search(s) or everyday_en(s, out) or lexicon.NEGATION_EN.search(s):
         return
     for rules in _EN_RULES:
@@ -342,6 +348,12 @@ def _en_attributes(s: str, out: SentenceUpdates) -> bool:
         attr, value = m.group(1).strip().lower(), _clean(m.group(2))
         value = re.sub(r"^(?:called|named)\s+", "", value, flags=re.I)
         key = lexicon.CONTEXT_KEYS.get(attr)
+        said = m.group(1).strip().split()
+        if len(said) > 1 and _RELATIVE.fullmatch(" ".join(said[:-1]).lower()):
+            # "my brother Sam is a chef": Sam's job; what is the user's is the name
+            if said[-1][:1].isupper() and name_en(said[-1], strict=True):
+                out.add("context", said[-1], key=" ".join(said[:-1]).lower())
+            return True
         if _RELATIVE.fullmatch(attr):  # "my sister is a pilot" is the sister's fact
             if name := name_en(value, strict=True):
                 out.add("context", name, key=attr)

@@ -88,8 +88,66 @@ def test_a_single_statement_is_kept(memory: MemoryLayers, text: str, expected: s
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # diets said other ways, foods a body does not take
+        ("I'm on keto at the moment.", {"context.diet: keto"}),
+        ("I only eat kosher.", {"context.diet: kosher"}),
+        ("My partner and I are both vegetarian.", {"context.diet: vegetarian"}),
+        ("Pescatarian here, so fish is fine.", {"context.diet: pescatarian"}),
+        ("I can't tolerate dairy, sadly.", {"facts: can't tolerate dairy"}),
+        ("I'm type 1 diabetic.", {"facts: type 1 diabetes"}),
+        ("我最近在吃生酮", {"context.diet: 生酮"}),
+        ("我吃不了辣", {"facts: 吃不了辣"}),
+        ("我芒果过敏", {"facts: 对芒果过敏"}),
+        ("我有点麸质不耐受", {"facts: 麸质不耐受"}),
+        ("我腰不好", {"facts: 腰不好"}),
+        # a job said forum-style, home and origin said other ways
+        ("ICU nurse here.", {"context.role: ICU nurse"}),
+        ("We're based in Leeds.", {"context.location: Leeds"}),
+        ("Born and raised in Glasgow.", {"context.hometown: Glasgow"}),
+        ("I grew up in a small town near Porto.", {"context.hometown: Porto"}),
+        ("We just moved into our new flat in Dublin.", {"context.location: Dublin"}),
+        ("人在广州", {"context.location: 广州"}),
+        ("我从小在大连长大", {"context.hometown: 大连"}),
+        # skills
+        ("I can play the violin.", {"skills: violin"}),
+        ("I've been writing Rust for three years.", {"skills: Rust"}),
+        # family and pets: counts, names in apposition, breeds, partners
+        (
+            "We've got two cats, Mochi and Tofu.",
+            {"facts: has two cats", "facts: cats Mochi and Tofu"},
+        ),
+        ("My son Oliver loves trains.", {"context.son: Oliver"}),
+        ("I have a beagle called Biscuit.", {"context.dog: Biscuit"}),
+        ("I'm a dad of two girls.", {"facts: has two girls"}),
+        ("My brother Sam is a chef.", {"context.brother: Sam"}),  # the chef is Sam
+        ("我有个儿子叫小宝", {"context.son: 小宝"}),
+        ("我家有两只猫", {"facts: 养了两只猫"}),
+        ("我老婆叫小美", {"context.wife: 小美"}),
+        ("我已经结婚了", {"facts: 已婚"}),
+        # laughter does not hide a pet's name
+        ("my dog Pepper keeps stealing socks lol", {"context.dog: Pepper"}),
+        # how to answer: one value space in both languages
+        ("Please reply in French from now on.", {"preferences.language: French"}),
+        ("以后都用中文回复我", {"preferences.language: Chinese"}),
+        ("回复请分点", {"preferences.format: bullet points"}),
+    ],
+)
+def test_other_everyday_phrasings_are_kept(
+    memory: MemoryLayers, text: str, expected: set[str]
+) -> None:
+    uid = f"p-{abs(hash(text))}"
+    assert _profile(memory, uid, text) == expected
+
+
+@pytest.mark.parametrize(
     "text",
     [
+        "I'm allergic to Mondays lol",  # a free-text fact said laughing is the usual joke
+        "我老公对海鲜过敏",
+        "我老婆喜欢猫",
+        "我妈腰不好",
         "My sister is allergic to nuts.",
         "my best friend just moved to Tokyo and I miss her already",
         "My wife is vegetarian.",
