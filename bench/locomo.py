@@ -36,12 +36,12 @@ from langchain_core.messages import HumanMessage
 
 from bench._locomo_data import Conversation, Question, load_conversations
 from bench._metrics import mean, percentile, recall_at_k
-from bench._paths import LOCOMO_DEV, RERANKER
+from bench._paths import LOCOMO_DEV
+from bench._rerank import add_rerank_option, rerank_from
 from bench._threads import add_threads_option, apply_threads
 from langmem_layers._core.text import STOP_WORDS_EN
-from langmem_layers.episodic import EpisodeStore, EpisodicRetriever
+from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, Rerank
 from langmem_layers.episodic._engine.bm25 import format_date
-from langmem_layers.episodic.rerank import OnnxCrossEncoder, Rerank
 from langmem_layers.storage.defaults import Storage, resolve_embeddings
 from langmem_layers.storage.embeddings import embeddings_id
 
@@ -274,15 +274,7 @@ def main(argv: list[str]) -> int:
         help="smoke test with DeterministicEmbeddings instead of the real model",
     )
     parser.add_argument("--max-conversations", type=int, default=None)
-    parser.add_argument(
-        "--rerank",
-        nargs="?",
-        type=Path,
-        const=RERANKER,
-        default=None,
-        help="also ask with a cross-encoder reranking the best 20 (an ONNX model folder; "
-        "default the one `make test` extracts)",
-    )
+    add_rerank_option(parser, "also ask every question")
     add_threads_option(parser)
     args = parser.parse_args(argv)
     apply_threads(args)
@@ -299,7 +291,7 @@ def main(argv: list[str]) -> int:
             args.raw_sample,
             fake=args.fake_embeddings,
             max_conversations=args.max_conversations,
-            rerank=Rerank(OnnxCrossEncoder(args.rerank)) if args.rerank else None,
+            rerank=rerank_from(args),
         )
     extra = result.pop("_extra")
     _print(result, extra, sorted(args.k))

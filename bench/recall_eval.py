@@ -46,10 +46,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from bench._evalset import EvalSet, build_evalset, generate, load_evalset, render
 from bench._locomo_data import load_conversations
 from bench._metrics import mean, percentile, recall_at_k
-from bench._paths import LOCOMO_DEV, RERANKER
+from bench._paths import LOCOMO_DEV
+from bench._rerank import add_rerank_option, rerank_from
 from bench._threads import add_threads_option, apply_threads
 from langmem_layers.config import MemoryConfig
-from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, OnnxCrossEncoder, Rerank
+from langmem_layers.episodic import EpisodeStore, EpisodicRetriever, Rerank
 from langmem_layers.storage.defaults import Storage
 
 __all__ = [
@@ -414,15 +415,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--write-data", type=Path, default=None, help="write our set as JSON here and exit"
     )
-    parser.add_argument(
-        "--rerank",
-        nargs="?",
-        type=Path,
-        const=RERANKER,
-        default=None,
-        help="ask with a cross-encoder reranking the best 20 (an ONNX model folder; default "
-        "the one `make test` extracts)",
-    )
+    add_rerank_option(parser, "ask every question")
     add_threads_option(parser)
     return parser
 
@@ -451,7 +444,7 @@ def main(argv: list[str]) -> int:
         embeddings = DeterministicEmbeddings()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="langmem-recall-eval-") as tmp:
-        rerank = Rerank(OnnxCrossEncoder(args.rerank)) if args.rerank else None
+        rerank = rerank_from(args)
         result = run(corpora, ks, Path(tmp), embeddings, rerank)
     if rerank is not None:
         result["rerank"] = {**rerank.stats(), "candidates": rerank.candidates}

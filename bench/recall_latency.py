@@ -39,7 +39,7 @@ from typing import Any
 from bench._latency_data import ingest, queries
 from bench._latency_run import Worker, copy_folder, export_rev, interleave, same_results
 from bench._metrics import percentile
-from bench._paths import RERANKER
+from bench._rerank import add_rerank_option
 from bench._threads import add_threads_option, apply_threads
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -132,15 +132,7 @@ def main(argv: list[str]) -> int:
         "--baseline", default=None, help="a git revision (or a source tree) to measure alongside"
     )
     parser.add_argument("--parts", type=int, default=0, help="recalls timed part by part")
-    parser.add_argument(
-        "--rerank",
-        nargs="?",
-        type=Path,
-        const=RERANKER,
-        default=None,
-        help="measure the current code with a cross-encoder over the best 20 alongside (an "
-        "ONNX model folder; default the one `make test` extracts)",
-    )
+    add_rerank_option(parser, "measure the current code alongside")
     parser.add_argument("--json", type=Path, default=None)
     add_threads_option(parser)
     args = parser.parse_args(argv)
