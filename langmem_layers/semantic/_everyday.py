@@ -30,7 +30,7 @@ from typing import Protocol
 
 from langmem_layers.semantic import _lexicon as lexicon
 
-__all__ = ["everyday_en", "everyday_zh"]
+__all__ = ["ZH_KIN", "everyday_en", "everyday_zh"]
 
 
 class SentenceUpdates(Protocol):
@@ -407,7 +407,7 @@ _ZH_CONDITIONS = (
 )
 _ZH_NAME = r"([\u4e00-\u9fffA-Za-z]{1,6}?)"
 #: relatives and friends: a fact said of them after 我 ("我老公…", "我妈…") is theirs
-_ZH_KIN = re.compile(
+ZH_KIN = re.compile(
     r"老公|老婆|丈夫|妻子|爱人|对象|朋友|同事|室友|闺蜜|家人|爸|妈|父|母|儿子|女儿|孩子|娃|"
     r"哥|姐|弟|妹|爷|奶|外公|外婆|老板|领导"
 )
@@ -502,11 +502,11 @@ def everyday_zh(body: str, out: SentenceUpdates) -> bool:
         r"(?:我|俺|本人)(?:有|是)?(?:对|吃)?([^，,。有是会很都也对]{1,8}?)(?:严重|有点|特别|比较)?过敏",
         body,
     )
-    if m and not _ZH_KIN.search(m.group(1)):
+    if m and not ZH_KIN.search(m.group(1)):
         out.add("facts", f"对{m.group(1)}过敏")
         found = True
     m = re.search(r"(?:我|俺|本人)(?:有)?(?:点)?([^，,。有是]{1,4}?)不耐受", body)
-    if m and not _ZH_KIN.search(m.group(1)):
+    if m and not ZH_KIN.search(m.group(1)):
         out.add("facts", f"{m.group(1)}不耐受")
         found = True
     if m := re.search(rf"(?:我|俺|本人)(?:有|患有|得了|一直有)?({_ZH_CONDITIONS})", body):

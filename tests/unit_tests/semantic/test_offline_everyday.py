@@ -126,6 +126,9 @@ def test_a_single_statement_is_kept(memory: MemoryLayers, text: str, expected: s
         ("我家有两只猫", {"facts: 养了两只猫"}),
         ("我老婆叫小美", {"context.wife: 小美"}),
         ("我已经结婚了", {"facts: 已婚"}),
+        # a name in a clause of its own, after the clause that introduced the pet or child
+        ("我家有只狗，叫旺财", {"context.dog: 旺财"}),
+        ("我儿子今年三岁，叫小宝", {"context.son: 小宝"}),
         # laughter does not hide a pet's name
         ("my dog Pepper keeps stealing socks lol", {"context.dog: Pepper"}),
         # how to answer: one value space in both languages
@@ -148,6 +151,8 @@ def test_other_everyday_phrasings_are_kept(
         "我老公对海鲜过敏",
         "我老婆喜欢猫",
         "我妈腰不好",
+        "我同事养了只狗，叫旺财",  # the colleague's dog
+        "我同事在上海工作，做前端",  # the colleague's job: the next clause is theirs too
         "My sister is allergic to nuts.",
         "my best friend just moved to Tokyo and I miss her already",
         "My wife is vegetarian.",
