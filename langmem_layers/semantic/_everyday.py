@@ -123,6 +123,18 @@ def everyday_en(s: str, out: SentenceUpdates, *, sure_only: bool = False) -> boo
     if sure_only:
         return bool(_diet_en(low, out)) | _home_en(s, out) | _family_en(s, out)
     found = _diet_en(low, out)
+    found = _foods_and_health_en(s, low, out) or found
+    found = _here_en(s, out) or found
+    found = _home_en(s, out) or found
+    found = _family_en(s, out) or found
+    found = _answers_en(s, low, out) or found
+    found = _skills_and_teaching_en(s, low, out) or found
+    return found
+
+
+def _foods_and_health_en(s: str, low: str, out: SentenceUpdates) -> bool:
+    """Foods a body does not take, allergies, intolerances, conditions, being married."""
+    found = False
     if m := re.search(
         rf"\bi (?:can't|cannot|can not) (handle|tolerate|stomach|digest|do) (?:any |much )?"
         rf"({_FOODS_EN})\b",
@@ -130,7 +142,6 @@ def everyday_en(s: str, out: SentenceUpdates, *, sure_only: bool = False) -> boo
     ):
         out.add("facts", f"can't {m.group(1)} {m.group(2)}")
         found = True
-    found = _here_en(s, out) or found
     if m := re.search(
         r"\bi (?:don't|do not|never|can't|cannot|can not|no longer|try not to) eat "
         r"(?:any |much )?([a-z -]{3,30}?)(?:\s*(?:[,.;!]|\bbecause\b|\bbut\b|\bso\b)|$)",
@@ -177,8 +188,12 @@ def everyday_en(s: str, out: SentenceUpdates, *, sure_only: bool = False) -> boo
     if re.search(r"\bi(?:'m| am) (?:happily |newly )?married\b", low):
         out.add("facts", "married")
         found = True
-    found = _home_en(s, out) or found
-    found = _family_en(s, out) or found
+    return found
+
+
+def _answers_en(s: str, low: str, out: SentenceUpdates) -> bool:
+    """How to answer: length, language, bullet points, emojis."""
+    found = False
     # "keep answers short" ("I prefer short answers" is a preference of the older rules)
     if m := re.search(
         rf"\b(?:keep|make) {_ANSWER} (short|brief|concise|detailed|thorough)\b"
@@ -203,6 +218,12 @@ def everyday_en(s: str, out: SentenceUpdates, *, sure_only: bool = False) -> boo
     if re.search(r"\b(?:no emojis?|(?:don't|do not|never) use (?:any )?emojis?)\b", low):
         out.add("preferences", "no emojis", key="emojis")
         found = True
+    return found
+
+
+def _skills_and_teaching_en(s: str, low: str, out: SentenceUpdates) -> bool:
+    """Instruments and games played, languages written for years, subjects taught."""
+    found = False
     if m := re.search(rf"\bi (?:can|know how to) play (?:the )?({_INSTRUMENTS})\b", low):
         out.add("skills", m.group(1))
         found = True
@@ -476,6 +497,16 @@ def _zh_family(body: str, out: SentenceUpdates) -> bool:
 
 def everyday_zh(body: str, out: SentenceUpdates) -> bool:
     """The everyday rules of one Chinese clause (questions and hypotheticals are gone)."""
+    found = _zh_diet_and_health(body, out)
+    found = _zh_home(body, out) or found
+    found = _zh_family(body, out) or found
+    found = _zh_names(body, out) or found
+    found = _zh_answers(body, out) or found
+    return found
+
+
+def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
+    """A diet, foods not taken, allergies, intolerances, conditions."""
     found = False
     if m := re.search(
         r"(?:我|本人|俺)(?:是|一直|平时|现在|已经|从小|最近|在|搞|坚持)*(?:吃)?"
@@ -523,6 +554,12 @@ def everyday_zh(body: str, out: SentenceUpdates) -> bool:
     ):
         out.add("facts", m.group(1) + m.group(2).replace("一直", "").replace("也", ""))
         found = True
+    return found
+
+
+def _zh_home(body: str, out: SentenceUpdates) -> bool:
+    """Where the user comes from and where they live now."""
+    found = False
     if (
         m := re.search(r"(?:我|俺)(?:的)?老家(?:是|在)(.{2,10}?)" + _ZH_END, body)
         or re.search(r"(?:我|俺)(?:是)?(?:从小|小时候)?在(.{2,8}?)长大", body)
@@ -550,7 +587,12 @@ def everyday_zh(body: str, out: SentenceUpdates) -> bool:
     ) and m.group(1) in lexicon.ZH_CITIES:
         out.add("context", m.group(1), key="location")
         found = True
-    found = _zh_family(body, out) or found
+    return found
+
+
+def _zh_names(body: str, out: SentenceUpdates) -> bool:
+    """Pets' and children's names, and a teaching job."""
+    found = False
     # "我家的猫叫咪咪", "我有只狗叫旺财", "我养了一只橘猫叫胖虎"
     if m := re.search(
         r"(?:我|我们|我们家|俺)(?:家)?(?:的|有|养了|养的)?(?:一|两)?(?:只|条|个)?(?:[\u4e00-\u9fff]{1,2}?)?("
@@ -581,6 +623,12 @@ def everyday_zh(body: str, out: SentenceUpdates) -> bool:
             out.add("context", m.group(1), key="employer")
         out.add("context", (m.group(2) or m.group(3)) + "老师", key="role")
         found = True
+    return found
+
+
+def _zh_answers(body: str, out: SentenceUpdates) -> bool:
+    """How to answer: bullet points, emojis, language, length."""
+    found = False
     if re.search(
         r"(?:回答|回复)(?:我)?(?:的时候)?(?:请|尽量)?(?:都)?(?:分点|分条|列点|一条一条)", body
     ):
