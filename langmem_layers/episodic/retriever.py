@@ -537,8 +537,9 @@ class EpisodicRetriever(BaseRetriever):
         when recall is idle (``_engine.overlap.AccessFlusher``, on the store's
         background executor), never on this path.
         """
+        wall = time.time()
         asked = check_now(opts.get("now"))
-        now = time.time() if asked is None else asked  # the time the question is asked at
+        now = wall if asked is None else asked  # the time the question is asked at
         vec: Any = qvec if isinstance(qvec, PendingVector) else resolve(qvec)
         flusher = self.store._mirror.flusher
         flusher.begin()
@@ -546,26 +547,28 @@ class EpisodicRetriever(BaseRetriever):
             docs = self.store._mirror.read(uid, lambda idx: self._rank(idx, query, vec, opts, now))
             resolve(vec)  # an embedding error surfaces even when no dense step ran
             if opts.get("update_access", self.update_access):
-                self._mark(uid, docs)
+                self._mark(uid, docs, wall)
         finally:
             flusher.end()
         return docs
 
-    def _mark(self, uid: str, docs: list[Document]) -> None:
-        """Record an access of ``docs`` (in memory; written in the background)."""
+    def _mark(self, uid: str, docs: list[Document], at: float) -> None:
+        """Record an access of ``docs`` at ``at`` (in memory; written in the background)."""
         if not docs:
             return
         mirror = self.store._mirror
-        mirror.touch(uid, [d.metadata["id"] for d in docs], time.time(), fresh=True)
+        mirror.touch(uid, [d.metadata["id"] for d in docs], at, fresh=True)
         if mirror.flush_due(self.store.cache.flush_every, self.store.cache.flush_seconds):
             mirror.flusher.request(self.store.cache.flush_every)
 
-    def _reranked(self, uid: str, query: str, docs: list[Document], k: int, mark: bool) -> Any:
+    def _reranked(
+        self, rerank: Rerank, uid: str, query: str, docs: list[Document], k: int, mark: bool
+    ) -> list[Document]:
         """Blocking: ``rerank`` the pool, keep ``k``, record the access of those."""
-        assert self.rerank is not None
-        docs = self.rerank.rerank(query, docs)[:k]
+        wall = time.time()
+        docs = rerank.rerank(query, docs)[:k]
         if mark:
-            self._mark(uid, docs)
+            self._mark(uid, docs, wall)
         return docs
 
     def _run(self, query: str, qvec: Sequence[float], opts: dict[str, Any]) -> list[Document]:
@@ -587,20 +590,21 @@ class EpisodicRetriever(BaseRetriever):
             self.store.embeddings,
             f"{query} {' '.join(hints)}" if hints else query,
         )
-        if self.rerank is None:
+        rerank = self.rerank
+        if rerank is None:
             docs: list[Document] = yield offloaded(
                 self.store.recall_executor, None, self._search, uid, query, pending, opts
             )
             return docs
         # the model reads recall's best candidates; the access is of what is returned
         k = int(opts.get("k") or self.k)
-        pool = {**opts, "k": max(k, self.rerank.candidates), "update_access": False}
+        pool = {**opts, "k": max(k, rerank.candidates), "update_access": False}
         docs = yield offloaded(
             self.store.recall_executor, None, self._search, uid, query, pending, pool
         )
         mark = bool(opts.get("update_access", self.update_access))
         docs = yield offloaded(
-            self.store.recall_executor, None, self._reranked, uid, query, docs, k, mark
+            self.store.recall_executor, None, self._reranked, rerank, uid, query, docs, k, mark
         )
         return docs
 
