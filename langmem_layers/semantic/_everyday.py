@@ -465,11 +465,12 @@ _ZH_PARTNERS = {
 def _zh_family(body: str, out: SentenceUpdates) -> bool:
     """How many children or pets, partners' names, being married."""
     found = False
-    if m := re.search(
+    m = re.search(
         r"(?:^|我|我家|我们家|俺)(?:有|养了|养着)?(一|俩|两|二|三|四|仨)(?:个|只|条)?"
         r"(娃|孩子|宝宝|儿子|女儿|猫|狗|兔子|仓鼠|鹦鹉|乌龟|金鱼)",
         body,
-    ):
+    )
+    if m and not re.search(r"[没不]", body[m.end() :]):  # not "我一个孩子都没有"
         verb = "养了" if m.group(2) in _ZH_PETS else "有"
         unit = "只" if m.group(2) in _ZH_PETS else "个"
         what = "孩子" if m.group(2) in ("娃", "宝宝") else m.group(2)
@@ -530,13 +531,13 @@ def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
         found = True
     # "我花粉过敏" is the user's; "我老公对海鲜过敏" is not (a relative right after 我)
     m = re.search(
-        r"(?:我|俺|本人)(?:有|是)?(?:对|吃)?([^，,。有是会很都也对]{1,8}?)(?:严重|有点|特别|比较)?过敏",
+        r"(?:我|俺|本人)(?:有|是)?(?:对|吃)?([^，,。有是会很都也对不没]{1,8}?)(?:严重|有点|特别|比较)?过敏",
         body,
     )
     if m and not ZH_KIN.search(m.group(1)):
         out.add("facts", f"对{m.group(1)}过敏")
         found = True
-    m = re.search(r"(?:我|俺|本人)(?:有)?(?:点)?([^，,。有是]{1,4}?)不耐受", body)
+    m = re.search(r"(?:我|俺|本人)(?:有)?(?:点)?([^，,。有是不没]{1,4}?)不耐受", body)
     if m and not ZH_KIN.search(m.group(1)):
         out.add("facts", f"{m.group(1)}不耐受")
         found = True

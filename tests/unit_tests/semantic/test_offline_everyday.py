@@ -151,6 +151,8 @@ def test_other_everyday_phrasings_are_kept(
         "我老公对海鲜过敏",
         "我老婆喜欢猫",
         "我妈腰不好",
+        "我一个孩子都没有",  # a count denied
+        "我不过敏",
         "我同事养了只狗，叫旺财",  # the colleague's dog
         "我同事在上海工作，做前端",  # the colleague's job: the next clause is theirs too
         "My sister is allergic to nuts.",
