@@ -24,6 +24,8 @@ Nothing here downloads anything: the application passes the model.
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 import time
 import unicodedata
@@ -38,6 +40,8 @@ from langchain_core.documents.compressor import BaseDocumentCompressor
 from langmem_layers.errors import ConfigurationError
 
 __all__ = ["CrossEncoder", "OnnxCrossEncoder", "Rerank", "latin_script"]
+
+logger = logging.getLogger("langmem_layers")
 
 
 @runtime_checkable
@@ -76,7 +80,10 @@ class Rerank:
         covers: Which texts the model can judge; default the model's ``covers`` method,
             else every text.
 
-    ``stats()`` says what it cost: queries reranked and skipped, and the model's time.
+    ``stats()`` says what it cost: queries reranked, skipped and failed, and the model's
+    time. A model that fails (an error, a wrong number of scores, a score that is not
+    finite) is logged and recall's order is kept: the reranker never costs a recall. A
+    remote compressor's time is bounded by its own client's timeout.
     Returned documents carry ``rerank_rank`` (the model's rank among the candidates,
     1 is best), ``rerank_score`` (when the model gives one) and ``rerank_ms``.
 
@@ -100,7 +107,7 @@ class Rerank:
     covers: Callable[[str], bool] | None = None
     _lock: Any = field(default_factory=threading.Lock, init=False, repr=False)
     _counts: dict[str, float] = field(
-        default_factory=lambda: {"reranked": 0, "skipped": 0, "seconds": 0.0},
+        default_factory=lambda: {"reranked": 0, "skipped": 0, "failed": 0, "seconds": 0.0},
         init=False,
         repr=False,
     )
@@ -130,7 +137,14 @@ class Rerank:
             self._count(skipped=1)
             return pool + rest
         t0 = time.perf_counter()
-        order, scores = self._judge(query, [pool[i] for i in slots])
+        try:
+            order, scores = self._judge(query, [pool[i] for i in slots])
+        except Exception as e:  # the model's failure costs the reranking, never the recall
+            logger.warning(
+                "the reranker failed (%s: %s); recall's order is kept", type(e).__name__, e
+            )
+            self._count(failed=1, seconds=time.perf_counter() - t0)
+            return pool + rest
         ms = 1000 * (time.perf_counter() - t0)
         self._count(reranked=1, seconds=ms / 1000)
         judged = {slots[j]: rank for rank, j in enumerate(order)}
@@ -161,9 +175,10 @@ class Rerank:
             order = list(dict.fromkeys(o for o in order if 0 <= o < len(docs)))
             return order + [j for j in range(len(docs)) if j not in set(order)], None
         scores = [float(s) for s in self.model.score([(query, d.page_content) for d in docs])]
-        if len(scores) != len(docs):
-            raise ConfigurationError(
-                f"the cross-encoder gave {len(scores)} scores for {len(docs)} pairs"
+        if len(scores) != len(docs) or not all(map(math.isfinite, scores)):
+            raise ValueError(
+                f"the cross-encoder gave {len(scores)} scores for {len(docs)} pairs, "
+                f"{sum(not math.isfinite(x) for x in scores)} of them not finite"
             )
         return sorted(range(len(docs)), key=lambda j: (-scores[j], j)), scores
 
@@ -173,12 +188,13 @@ class Rerank:
                 self._counts[key] += value
 
     def stats(self) -> dict[str, float]:
-        """Queries reranked and skipped (not covered), total and mean model milliseconds."""
+        """Queries reranked, skipped (not covered) and failed; total and mean model milliseconds."""
         with self._lock:
             done, secs = int(self._counts["reranked"]), self._counts["seconds"]
             return {
                 "reranked": done,
                 "skipped": int(self._counts["skipped"]),
+                "failed": int(self._counts["failed"]),
                 "model_ms": round(1000 * secs, 1),
                 "ms_per_query": round(1000 * secs / done, 2) if done else 0.0,
             }

@@ -82,7 +82,13 @@ def test_a_question_the_model_does_not_cover_is_not_reranked() -> None:
     docs = _docs("天气", "我的猫叫咪咪", "狗")
     assert rr.rerank("我的猫叫什么", docs) == docs
     assert model.read == []
-    assert rr.stats() == {"reranked": 0, "skipped": 1, "model_ms": 0.0, "ms_per_query": 0.0}
+    assert rr.stats() == {
+        "reranked": 0,
+        "skipped": 1,
+        "failed": 0,
+        "model_ms": 0.0,
+        "ms_per_query": 0.0,
+    }
 
 
 def test_passages_the_model_does_not_cover_keep_their_slot() -> None:
@@ -134,13 +140,25 @@ def test_bad_settings_name_the_fix(kwargs: dict[str, object], message: str) -> N
         Rerank(**kwargs)  # type: ignore[arg-type]
 
 
-def test_a_model_that_miscounts_is_an_error() -> None:
-    class Short:
+@pytest.mark.parametrize(
+    "scores",
+    [[1.0], [1.0, float("nan")], RuntimeError("the model server is down")],
+    ids=["miscount", "nan", "error"],
+)
+def test_a_failing_model_keeps_recalls_order_and_says_so(
+    scores: list[float] | Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken:
         def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
-            return [1.0]
+            if isinstance(scores, Exception):
+                raise scores
+            return scores
 
-    with pytest.raises(ConfigurationError, match="gave 1 scores for 2 pairs"):
-        Rerank(Short(), candidates=2).rerank("q", _docs("a", "b"))
+    rr = Rerank(Broken(), candidates=2)
+    docs = _docs("a", "b")
+    assert rr.rerank("q", docs) == docs
+    assert rr.stats()["failed"] == 1 and rr.stats()["reranked"] == 0
+    assert "the reranker failed" in caplog.text
 
 
 def test_onnx_cross_encoder_names_a_missing_file(tmp_path: Path) -> None:
