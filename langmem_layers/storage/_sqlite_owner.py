@@ -15,9 +15,11 @@ writing only when it is:
   then opened and marked as ours).
 
 Anything else belongs to another application: :class:`StorageError`, and the file is
-left byte-identical. The check reads the file with ``immutable=1`` (no lock, no ``-wal``
+left byte-identical. A WAL file is read with ``immutable=1`` (no lock, no ``-wal``
 or ``-shm`` file created) unless SQLite side files already exist next to it, in which
-case it opens it ``mode=ro`` so that committed data still in the ``-wal`` is seen. A
+case it opens it ``mode=ro`` so that committed data still in the ``-wal`` is seen; a
+rollback-journal file (Chroma's) is read ``mode=ro`` under SQLite's shared lock, since
+a writer in another connection changes its pages in place. A
 ``-journal`` beside it is the one exception: a process killed mid-transaction leaves
 a hot rollback journal, and the check lets SQLite roll it back (an ordinary open,
 the same recovery the file's own application would run) instead of judging the torn
@@ -111,6 +113,13 @@ def _inspecting(file: Path) -> sqlite3.Connection:
     uri = file.as_uri()
     if file.with_name(file.name + "-journal").exists():
         return sqlite3.connect(f"{uri}?mode=rw", uri=True, check_same_thread=False)
+    with file.open("rb") as f:
+        wal = f.read(20)[18:19] == b"\x02"  # the header's write version: 2 is WAL
+    if not wal:
+        # a rollback-journal file (Chroma's): a live writer changes its pages in place
+        # behind its lock, so the read takes the shared lock (immutable=1 would skip it
+        # and could read a transaction half written: "database disk image is malformed")
+        return sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
     side_files = any(file.with_name(file.name + s).exists() for s in ("-wal", "-shm"))
     mode = "mode=ro" if side_files else "mode=ro&immutable=1"
     return sqlite3.connect(f"{uri}?{mode}", uri=True, check_same_thread=False)
