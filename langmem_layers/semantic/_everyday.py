@@ -30,7 +30,7 @@ from typing import Protocol
 
 from langmem_layers.semantic import _lexicon as lexicon
 
-__all__ = ["ZH_KIN", "everyday_en", "everyday_zh"]
+__all__ = ["ZH_CHILD", "ZH_KIN", "ZH_NAMEABLE", "everyday_en", "everyday_zh"]
 
 
 class SentenceUpdates(Protocol):
@@ -121,7 +121,7 @@ def everyday_en(s: str, out: SentenceUpdates, *, sure_only: bool = False) -> boo
     """
     low = s.lower()
     if sure_only:
-        return bool(_diet_en(low, out)) | _home_en(s, out) | _family_en(s, out)
+        return _diet_en(low, out) | _home_en(s, out) | _family_en(s, out)
     found = _diet_en(low, out)
     found = _foods_and_health_en(s, low, out) or found
     found = _here_en(s, out) or found
@@ -422,6 +422,13 @@ _ZH_KIDS = {
     "小的": "youngest child",
     "老三": "third child",
 }
+_ZH_PET_WORDS = "|".join(sorted(_ZH_PETS, key=len, reverse=True))
+_ZH_CHILD_WORDS = "儿子|女儿|孩子|宝宝"
+#: for ``offline._clauses``: a pet or a child a clause ends on, that a next clause "叫X"
+#: names ("我养了一只橘猫，叫胖虎"), and a clause about the user's child
+#: ("我女儿今年五岁，叫朵朵")
+ZH_NAMEABLE = re.compile(rf"({_ZH_PET_WORDS}|{_ZH_CHILD_WORDS}).{{0,3}}$")
+ZH_CHILD = re.compile(rf"(?:我|俺)的?({_ZH_CHILD_WORDS})")
 _ZH_CONDITIONS = (
     "哮喘|糖尿病|高血压|心脏病|癫痫|偏头痛|胃病|颈椎病|腰椎间盘突出|抑郁症|焦虑症|失眠|"
     "过敏性鼻炎|痛风|贫血|乳糖不耐受?"
@@ -467,7 +474,7 @@ def _zh_family(body: str, out: SentenceUpdates) -> bool:
     found = False
     m = re.search(
         r"(?:^|我|我家|我们家|俺)(?:有|养了|养着)?(一|俩|两|二|三|四|仨)(?:个|只|条)?"
-        r"(娃|孩子|宝宝|儿子|女儿|猫|狗|兔子|仓鼠|鹦鹉|乌龟|金鱼)",
+        rf"(娃|{_ZH_CHILD_WORDS}|{_ZH_PET_WORDS})",
         body,
     )
     if m and not re.search(r"[没不]", body[m.end() :]):  # not "我一个孩子都没有"
@@ -597,7 +604,7 @@ def _zh_names(body: str, out: SentenceUpdates) -> bool:
     # "我家的猫叫咪咪", "我有只狗叫旺财", "我养了一只橘猫叫胖虎"
     if m := re.search(
         r"(?:我|我们|我们家|俺)(?:家)?(?:的|有|养了|养的)?(?:一|两)?(?:只|条|个)?(?:[\u4e00-\u9fff]{1,2}?)?("
-        + "|".join(sorted(_ZH_PETS, key=len, reverse=True))
+        + _ZH_PET_WORDS
         + r")"
         r"(?:叫|名叫|名字叫|的名字是|的名字叫)" + _ZH_NAME + _ZH_END,
         body,

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from langmem_layers._core.text import has_cjk, message_text, split_sentences
 from langmem_layers.semantic import _lexicon as lexicon
 from langmem_layers.semantic._credentials import screen_updates
-from langmem_layers.semantic._everyday import ZH_KIN
+from langmem_layers.semantic._everyday import ZH_CHILD, ZH_KIN, ZH_NAMEABLE
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic._rules import (
     SentenceUpdates,
@@ -29,11 +29,6 @@ __all__ = ["OfflineProfileExtractor"]
 #: a Chinese clause that opens with a verb or a place, no subject of its own: it
 #: shares the subject of the clause before it (Chinese drops a repeated subject)
 _SUBJECTLESS = re.compile(r"(?:在|住在|住|做|当|从事|负责|会|也|还|平时|现在|目前|一直|养了|有)")
-#: a pet or a child the user's clause just mentioned ("我养了一只橘猫"): a next clause
-#: "叫胖虎" names it (Chinese names what it introduced in a clause of its own)
-_NAMED_NEXT = re.compile(
-    r"(猫|狗|兔子|仓鼠|鹦鹉|乌龟|金鱼|儿子|女儿|孩子|宝宝)(?:[^猫狗兔仓鹦乌金儿女孩宝]{0,3})$"
-)
 
 
 def _clauses(text: str) -> Iterator[str]:
@@ -59,11 +54,10 @@ def _clauses(text: str) -> Iterator[str]:
                 part = "我" + part
             elif part:  # "我同事…" is the colleague's clause, not the user's
                 speaker = part.startswith(("我", "本人", "俺")) and not ZH_KIN.match(
-                    part.removeprefix("本人")[1:].removeprefix("的")
+                    re.sub(r"^(?:本人|我|俺)的?", "", part)
                 )
-            # the user's clause, or one about the user's child ("我女儿今年五岁，叫朵朵")
-            child = re.match(r"(?:我|俺)的?(儿子|女儿|孩子|宝宝)", part)
-            found = child or (_NAMED_NEXT.search(part) if speaker else None)
+            # a pet or child named by the next clause ("我养了一只橘猫，叫胖虎")
+            found = ZH_CHILD.match(part) or (ZH_NAMEABLE.search(part) if speaker else None)
             named = found.group(1) if found else ""
             if part:
                 yield part
