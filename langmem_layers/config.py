@@ -163,7 +163,7 @@ class MemoryConfig:
     a cross-encoder or any LangChain ``BaseDocumentCompressor``, fused by rank), used by
     the recall node, ``MemoryLayers.search`` and the memory tools' search. ``None``
     (default): recall alone. With ms-marco-MiniLM-L-12-v2 on LoCoMo: multi-hop and
-    open-domain questions gain, at about 0.2 s of CPU per question (README, "Reranking").
+    open-domain questions gain, at 0.2-0.45 s of CPU per question (README, "Reranking").
     """
 
     episode_cache_mb: int = 256
