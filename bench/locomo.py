@@ -138,8 +138,12 @@ def _ask(
     kmax = max(scores.ks)
     user = f"locomo-{conv.id}"
     retriever = EpisodicRetriever(store=store, user_id=user, k=kmax, kinds=("turn",))
-    reranking = EpisodicRetriever(
-        store=store, user_id=user, k=kmax, kinds=("turn",), rerank=rerank, update_access=False
+    reranking = (
+        EpisodicRetriever(
+            store=store, user_id=user, k=kmax, kinds=("turn",), rerank=rerank, update_access=False
+        )
+        if rerank
+        else None
     )
     page = store.collection.get(
         where={"$and": [{"user_id": user}, {"kind": "turn"}]},
@@ -153,7 +157,7 @@ def _ask(
     ]
     bm25 = _make_bm25([_bm25_tokens(t) for t in texts])
     for q in conv.questions:
-        if rerank is not None:
+        if reranking:
             t1 = time.perf_counter()
             got = reranking.invoke(q.question)
             scores.rerank_ms.append(1000 * (time.perf_counter() - t1))
@@ -192,11 +196,12 @@ def run(
     emb.embed_query("warm up")
     raw_tps = _raw_throughput(emb.inner, convs, raw_sample)
     print(f"raw embedding throughput: {raw_tps:.1f} texts/s ({raw_sample} turn texts)")
-    store = EpisodeStore(embeddings=emb, storage=Storage(storage_dir))
-    ingest_tps = _ingest(store, convs, raw_tps)
     scores = _Scores(ks)
-    for conv in convs:
-        _ask(store, emb, conv, scores, rerank)
+    # closed before the folder goes: buffered access counts are written, none in flight
+    with EpisodeStore(embeddings=emb, storage=Storage(storage_dir)) as store:
+        ingest_tps = _ingest(store, convs, raw_tps)
+        for conv in convs:
+            _ask(store, emb, conv, scores, rerank)
     baselines = ("bm25", "dense")
     reranked: dict[str, Any] = {}
     if rerank is not None:
