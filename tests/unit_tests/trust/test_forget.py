@@ -117,6 +117,9 @@ class Folder:
             user_id=user,
         )
         procedural.flush()
+        # the folder at rest: the recalls' buffered access counts are written now, not by
+        # a background write racing the forget that a test runs from another handle
+        self.memory.flush()
 
     def close(self) -> None:
         self.memory.episodes.close()
