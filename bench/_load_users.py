@@ -120,15 +120,41 @@ class Phase:
     turn_ms: list[float] = field(default_factory=list)
     #: the same turns by kind: "first" of a session, "remember" (an archive asked), "other"
     kind_ms: dict[str, list[float]] = field(default_factory=dict)
+    #: (start, end) of every turn, perf_counter seconds: how many turns ran at once
+    spans: list[tuple[float, float]] = field(default_factory=list)
     end_ms: list[float] = field(default_factory=list)
     lag_ms: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
 
-    def turn(self, kind: str, ms: float) -> None:
-        """Record one turn's latency under its kind."""
+    def turn(self, kind: str, start: float, end: float) -> None:
+        """Record one turn (``perf_counter`` start and end) under its kind."""
+        ms = 1000 * (end - start)
         self.turn_ms.append(ms)
         self.kind_ms.setdefault(kind, []).append(ms)
+        self.spans.append((start, end))
+
+    def in_flight(self) -> dict[str, dict[str, float]]:
+        """Turn latency by how many turns were running when it started (itself included).
+
+        Turns that start together share the cores: this tells a burst of simultaneous
+        turns (all users starting at once) from one turn slowed by background work.
+        """
+        order = ("1", "2-3", "4-7", "8+")
+        buckets: dict[str, list[float]] = {}
+        for (start, _end), ms in zip(self.spans, self.turn_ms, strict=True):
+            n = sum(1 for s, e in self.spans if s <= start < e)
+            label = "1" if n == 1 else "2-3" if n <= 3 else "4-7" if n <= 7 else "8+"
+            buckets.setdefault(label, []).append(ms)
+        return {
+            label: {
+                "turns": len(ms),
+                "p50": round(percentile(ms, 50), 1),
+                "p95": round(percentile(ms, 95), 1),
+            }
+            for label in order
+            if (ms := buckets.get(label))
+        }
 
     def kinds(self) -> dict[str, dict[str, float]]:
         """p50 and p95 per kind of turn, and each kind's p50 over the other turns' p50."""
@@ -177,6 +203,7 @@ class Phase:
             if self.turn_ms
             else 0.0,
             "turn_kinds": self.kinds(),
+            "turns_by_in_flight": self.in_flight(),
             "end_ms_p50": round(percentile(self.end_ms, 50), 1),
             "end_ms_p95": round(percentile(self.end_ms, 95), 1),
             "loop_lag_ms_p95": round(percentile(self.lag_ms, 95), 1),

@@ -1,6 +1,6 @@
 """Concurrent load: N async users on one event loop against one reference graph.
 
-``python -m bench load [--users 16] [--seconds 60] [--backend sqlite|postgres]``
+``python -m bench load [--users 16] [--seconds 60] [--backend sqlite|postgres] [--ramp S]``
 
 One compiled :func:`~langmem_layers.build_memory_graph` (the offline demo
 model and its ``get_weather`` tool; :class:`~langmem_layers.MemoryLayers` with
@@ -22,13 +22,16 @@ in a fresh schema dropped afterwards, Chroma in a temporary folder; ``memory``
 The run first drives ONE user alone for ``--seconds`` (the sequential
 baseline), then ``--users`` users at once for ``--seconds`` on the same
 backend, and prints turns/s, per-turn latency (and p95/p50 with N users: the
-fairness of service), errors by type ("database is
+fairness of service; and by how many turns were running when each started: a
+burst of simultaneous turns shares the cores), errors by type ("database is
 locked" on its own line) and the throughput ratio. A turn is one
 ``graph.ainvoke``; session ends are timed separately. The event-loop lag (how
 late a 5 ms sleep wakes up) shows whether something blocks the loop. Finally
 every user's threads (checkpoint history), profile and episodes are checked.
 Exit code 1 if any error occurred or the verification failed. ``--conversations
-K`` replaces the time limit by K whole conversations per user.
+K`` replaces the time limit by K whole conversations per user. By default the N
+users all start at the same instant, and their first turns run together; with
+``--ramp S`` they arrive one after another over S seconds, as a load test ramps up.
 
 A turn costs more as its user's history grows (the offline model quotes
 memory, so longer texts are embedded: about 1.25 s per conversation at first,
@@ -89,10 +92,16 @@ def _kind(k: int, text: str, messages: list[Any]) -> str:
 
 
 async def _run_client(
-    agent: Agent, client: Client, logs: dict[str, UserLog], clock: _Clock, ph: Phase
+    agent: Agent,
+    client: Client,
+    logs: dict[str, UserLog],
+    clock: _Clock,
+    ph: Phase,
+    delay: float = 0.0,
 ) -> None:
     from langmem_layers.agent.sessions import aend_session
 
+    await asyncio.sleep(delay)  # the ramp: users arrive one after another
     while clock.more(client):
         uid, conv = client.user_id(), client.conversations
         log = logs.setdefault(uid, UserLog(Persona.make(uid, client.index)))
@@ -111,8 +120,7 @@ async def _run_client(
                 except Exception as e:  # counted, the user goes on
                     ph.error(e)
                     continue
-                kind = _kind(k, text, out["messages"])
-                ph.turn(kind, 1000 * (time.perf_counter() - t0))
+                ph.turn(_kind(k, text, out["messages"]), t0, time.perf_counter())
                 log.threads.setdefault(thread, []).append(text)
                 if text.startswith("Remember this"):
                     log.remembered.add(thread)
@@ -149,8 +157,12 @@ async def run_phase(
     label: str,
     seconds: float,
     conversations: int | None,
+    ramp: float = 0.0,
 ) -> Phase:
-    """Run every client at once (``asyncio.gather``) until the clock stops them."""
+    """Run every client at once (``asyncio.gather``) until the clock stops them.
+
+    ``ramp``: client ``i`` of ``n`` starts ``ramp * i / n`` seconds in (0: all at once).
+    """
     ph = Phase(label, len(clients))
     emb = agent.memory.episodes.embeddings
     cpu0, texts0 = getattr(emb, "cpu", 0.0), getattr(emb, "texts", 0)
@@ -158,7 +170,10 @@ async def run_phase(
     monitor = asyncio.create_task(_lag_monitor(ph.lag_ms, stop))
     clock = _Clock(seconds, conversations)
     c0, t0 = time.process_time(), time.perf_counter()
-    await asyncio.gather(*(_run_client(agent, c, logs, clock, ph) for c in clients))
+    n = len(clients)
+    await asyncio.gather(
+        *(_run_client(agent, c, logs, clock, ph, ramp * i / n) for i, c in enumerate(clients))
+    )
     await agent.memory.aflush()  # background archives the turns asked for count in the phase
     ph.elapsed, ph.cpu = time.perf_counter() - t0, time.process_time() - c0
     ph.embed_cpu = getattr(emb, "cpu", 0.0) - cpu0
@@ -210,10 +225,12 @@ async def run_load(
     embeddings: Embeddings | None = None,
     dsn: str = DEFAULT_DSN,
     root: Path | None = None,
+    ramp: float = 0.0,
 ) -> dict[str, Any]:
     """Warm up, run one user alone then ``users`` at once, verify; return the report.
 
-    ``embeddings`` default: the packaged local model (:class:`TimedE5`).
+    ``embeddings`` default: the packaged local model (:class:`TimedE5`). ``ramp``: the
+    concurrent users arrive one after another over that many seconds (0: all at once).
     """
     load_before = os.getloadavg()[0]
     tmp = Path(tempfile.mkdtemp(prefix="langmem-load-", dir=root))
@@ -229,7 +246,8 @@ async def run_load(
             many = [Client(f"user-{i:02d}", i, rotate) for i in range(users)]
             kw: dict[str, Any] = {"seconds": seconds, "conversations": conversations}
             seq = await run_phase(agent, single, logs, label="1 user, sequential", **kw)
-            par = await run_phase(agent, many, logs, label=f"{users} users, concurrent", **kw)
+            label = f"{users} users, concurrent"
+            par = await run_phase(agent, many, logs, label=label, ramp=ramp, **kw)
             missing = await verify(agent, be, logs)
             where = be.where
     finally:
@@ -248,6 +266,7 @@ async def run_load(
         "errors": sum(sum(r["errors"].values()) for r in phases),
         "missing": missing,
         "rotate_user_id_after": rotate,
+        "ramp_s": ramp,
         "users_checked": {
             u: {"threads": len(lg.threads), "conversations": lg.conversations}
             for u, lg in logs.items()
@@ -295,6 +314,15 @@ def format_report(
                     for k, v in kinds.items()
                 )
             )
+        flight = r.get("turns_by_in_flight", {})
+        if r["users"] > 1 and flight:
+            lines.append(
+                "  by turns running when it started (itself included): "
+                + "; ".join(
+                    f"{k}: {v['turns']:.0f} turns, p50 {v['p50']:.0f} p95 {v['p95']:.0f} ms"
+                    for k, v in flight.items()
+                )
+            )
         for key, count in sorted(r["errors"].items()):
             lines.append(f"  {count} x {key}: e.g. {r['error_examples'][key]}")
     lines.append(
@@ -304,6 +332,10 @@ def format_report(
         "process CPU s per wall s; e5 = the embedding model's CPU s per wall s"
     )
     users = report["phases"][2]["users"]
+    ramp = report.get("ramp_s", 0.0)
+    lines.append(
+        f"the {users} users arrive over {ramp:g} s" if ramp else f"the {users} users start at once"
+    )
     met = report["ratio"] >= target_ratio
     lines.append(
         f"throughput ratio {users} concurrent / 1 sequential: {report['ratio']:.2f} "
@@ -351,6 +383,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--target-fairness", type=float, default=3.0, help="most turn p95/p50 with --users"
     )
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        default=0.0,
+        help="the concurrent users arrive one after another over this many seconds (0: at once)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     add_threads_option(parser)
     args = parser.parse_args(argv)
@@ -363,6 +401,7 @@ def main(argv: list[str]) -> int:
             conversations=args.conversations,
             rotate=args.rotate,
             dsn=args.dsn,
+            ramp=args.ramp,
         )
     )
     print(

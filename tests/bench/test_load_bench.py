@@ -104,5 +104,32 @@ def test_a_failed_verification_is_printed_with_what_is_missing() -> None:
     assert "verification FAILED" in text and "no episode for session user-01-c0-s1" in text
 
 
+def test_turns_are_grouped_by_how_many_ran_when_they_started() -> None:
+    phase = Phase("x", 3)
+    phase.turn("other", 0.0, 0.1)  # alone
+    phase.turn("other", 1.0, 1.3)  # three at once: each sees 1, 2 and 3 running
+    phase.turn("first", 1.0, 1.4)
+    phase.turn("other", 1.0, 1.5)
+    flight = phase.summary()["turns_by_in_flight"]
+    assert list(flight) == ["1", "2-3"]
+    assert flight["1"] == {"turns": 1, "p50": 100.0, "p95": 100.0}
+    assert flight["2-3"]["turns"] == 3
+    assert flight["2-3"]["p50"] == pytest.approx(400.0)
+
+
+async def test_a_ramp_spreads_the_users_first_turns(tmp_path: Path) -> None:
+    report = await bench.run_load(
+        users=2,
+        seconds=0,
+        backend="memory",
+        conversations=1,
+        embeddings=DeterministicEmbeddings(),
+        root=tmp_path,
+        ramp=0.5,
+    )
+    assert report["ramp_s"] == 0.5 and report["missing"] == []
+    assert "the 2 users arrive over 0.5 s" in bench.format_report(report)
+
+
 def test_registered_with_the_dispatcher() -> None:
     assert BENCHMARKS["load"][0] == "bench.load"
