@@ -197,15 +197,18 @@ def _answers_en(s: str, low: str, out: SentenceUpdates) -> bool:
     # "keep answers short" ("I prefer short answers" is a preference of the older rules)
     if m := re.search(
         rf"\b(?:keep|make) {_ANSWER} (short|brief|concise|detailed|thorough)\b"
-        r"|\bbe (brief|concise)\b",
+        r"|\bbe (brief|concise)\b"
+        r"|\b(?:give me|i want|i'd like|i prefer|stick to|send me|only) (?:\w+ )?"
+        r"(short|brief|concise|detailed|thorough) (?:answers|responses|replies)\b",
         low,
     ):
-        out.add("preferences", f"{m.group(1) or m.group(2)} answers", key="answer_style")
+        said = next(g for g in m.groups() if g)
+        out.add("preferences", f"{said} answers", key="answer_style")
         found = True
     lasting = re.search(r"\b(?:from now on|always|going forward|by default|please)\b", low)
     if lasting and (
         m := re.search(
-            rf"\b(?:reply|respond|answer|talk|write|speak)(?: to me)? in ({_LANGUAGES_EN})\b", s
+            rf"\b(?:reply|respond|answer|talk|write|speak)(?: to me| me)? in ({_LANGUAGES_EN})\b", s
         )
     ):
         out.add("preferences", m.group(1), key="language")
@@ -350,19 +353,19 @@ def _family_en(s: str, out: SentenceUpdates) -> bool:
             out.add("facts", f"{what.lower()} {m.group(3)} and {m.group(4)}")
         found = True
     family = rf"{_PETS_EN}|{_KIDS_EN}|{_PARTNERS_EN}|{_BREEDS}"
+    # the name keeps its capital ("a cat named Luna who ..." is Luna, not "Luna who")
     for m in re.finditer(
-        rf"\b(?:a|an|my|our)(?: [\w-]+){{0,2}}? ({family})(?:'s name is| is)? "
-        rf"(?:named|called) {_NAME}",
+        rf"\b(?i:(?:a|an|my|our)(?: [\w-]+){{0,2}}? ({family})(?:'s name is| is)? "
+        rf"(?:named|called)) {_NAME}",
         s,
-        re.I,
     ):
         out.add("context", m.group(2), key=_family_key(m.group(1)))
         found = True
     if not found and (
         m := re.search(
-            rf"\b(?i:my) ((?i:{family}))(?:'s name is| is named| is called|'s called) {_NAME}"
-            # "my son Noah just started...", "my wife Sarah and I": a capitalised name next
-            rf"|\b(?i:my) ((?i:{family})),? ([A-Z][a-z'-]{{1,20}})\b",
+            rf"\b(?i:my|our) ((?i:{family}))(?:'s name is| is named| is called|'s called) {_NAME}"
+            # "my son Noah just started...", "our dog Biscuit": a capitalised name next
+            rf"|\b(?i:my|our) ((?i:{family})),? ([A-Z][a-z'-]{{1,20}})\b",
             s,
         )
     ):
@@ -406,10 +409,23 @@ _ZH_PETS = {
     "鹦鹉": "parrot",
     "乌龟": "tortoise",
     "金鱼": "goldfish",
+    # breeds people name their pets by ("我家的柯基叫可乐")
+    "柯基": "dog",
+    "泰迪": "dog",
+    "金毛": "dog",
+    "哈士奇": "dog",
+    "柴犬": "dog",
+    "边牧": "dog",
+    "比熊": "dog",
+    "拉布拉多": "dog",
+    "橘猫": "cat",
+    "布偶猫": "cat",
+    "英短": "cat",
 }
 _ZH_KIDS = {
     "儿子": "son",
     "女儿": "daughter",
+    "闺女": "daughter",
     "大儿子": "eldest son",
     "小儿子": "youngest son",
     "大女儿": "eldest daughter",
@@ -548,7 +564,10 @@ def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
     if m and not ZH_KIN.search(m.group(1)):
         out.add("facts", f"{m.group(1)}不耐受")
         found = True
-    if m := re.search(rf"(?:我|俺|本人)(?:有|患有|得了|一直有)?({_ZH_CONDITIONS})", body):
+    if m := re.search(
+        rf"(?:我|俺|本人)(?:有|患有|得了|一直有)?((?:[一二12]型|轻度|慢性)?(?:{_ZH_CONDITIONS}))",
+        body,
+    ):
         cond = m.group(1)
         out.add("facts", cond if cond.startswith("乳糖") else "有" + cond)
         found = True
@@ -581,7 +600,7 @@ def _zh_home(body: str, out: SentenceUpdates) -> bool:
         re.search(r"^(?:坐标|我?人在)(.{2,8}?)" + _ZH_END, body)
         or re.search(
             r"(?:^|我|我们|俺)(?:上个月|上周|去年|今年|最近|刚|刚刚|已经|前阵子|前段时间)*"
-            r"(?:被(?:公司)?)?(?:搬到|搬去|搬家到|调到|调去)了?(.{2,8}?)" + _ZH_END,
+            r"(?:被(?:公司)?)?(?:搬到|搬去|搬来|搬家到|调到|调去)了?(.{2,8}?)" + _ZH_END,
             body,
         )
     ):
@@ -589,9 +608,11 @@ def _zh_home(body: str, out: SentenceUpdates) -> bool:
         if place in lexicon.ZH_CITIES or re.fullmatch(r"[\u4e00-\u9fff]{2,4}", place):
             out.add("context", place, key="location")
             found = True
-    # "我在杭州上班" is where the user lives; "我在腾讯工作" names an employer (older rules)
+    # "我们家在北京"; "我在杭州上班" is where the user lives ("我在腾讯工作" names an
+    # employer: older rules); "我家在三楼" is a floor: only a known city counts
     elif (
-        m := re.search(r"(?:我|俺)(?:现在|目前)?在(.{2,4}?)(?:上班|工作|生活|定居)", body)
+        m := re.search(r"(?:我|我们|俺)家(?:住)?在(.{2,4}?)" + _ZH_END, body)
+        or re.search(r"(?:我|俺)(?:现在|目前)?在(.{2,4}?)(?:上班|工作|生活|定居)", body)
     ) and m.group(1) in lexicon.ZH_CITIES:
         out.add("context", m.group(1), key="location")
         found = True
@@ -610,6 +631,20 @@ def _zh_names(body: str, out: SentenceUpdates) -> bool:
         body,
     ):
         out.add("context", m.group(2), key=_ZH_PETS[m.group(1)])
+        found = True
+    # a name right after the word: the usual forms of a pet's or child's name (小雨, 阿福,
+    # 豆豆), so that "我女儿最近…" reads no name
+    if not found and (
+        m := re.search(
+            r"(?:我|俺)(?:家)?的?(" + _ZH_PET_WORDS + r"|女儿|儿子|闺女)"
+            # not a label: "小名叫糖糖" names her after 叫
+            r"((?:小|阿)[\u4e00-\u9fff]|([\u4e00-\u9fff])\3)(?![\u4e00-\u9fff]?[子们叫是])",
+            body,
+        )
+    ):
+        said = m.group(1)
+        key = _ZH_PETS.get(said) or ("daughter" if said in ("女儿", "闺女") else "son")
+        out.add("context", m.group(2), key=key)
         found = True
     kids = "|".join(sorted(_ZH_KIDS, key=len, reverse=True))
     if m := re.search(

@@ -99,6 +99,8 @@ RETRACTION = re.compile(
 )
 # sentences that are not statements of current fact
 HYPOTHETICAL_EN = re.compile(
+    # "say I moved to Lisbon, ...", "let's say I'm a nurse": a supposition
+    r"^say\b|\blet's say\b|"
     r"\b(if|suppose|supposing|imagine|pretend|hypothetically|wish|would|could|might|maybe|"
     r"perhaps|someday|dream|dreaming|plan to|planning to|thinking about|considering|"
     r"going to|gonna|want to|wanna|should|lol|haha)\b",

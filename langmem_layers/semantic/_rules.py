@@ -225,7 +225,15 @@ def name_en(raw: str, *, strict: bool) -> str | None:
 
 
 _ASKS = re.compile(r"[?？][\s\"'”’)\]」』!！?？~…]*$")
-_COMMA = re.compile(r"[,，]")
+#: where a sentence's parts meet: a comma, or a dash between spaces ("I live in Leeds — any tips?")
+_COMMA = re.compile(r"[,，]|\s+(?:—|–|--|-)\s+")
+#: a tail that asks to confirm what was just said: "I use Vim, right?" states nothing for sure
+_TAG_QUESTION = re.compile(
+    r"^(?:right|correct|yes|no|ok|okay|yeah|huh|eh|true|really|innit|or not|you know|"
+    r"is that (?:right|correct|ok|true)|(?:isn't|aren't|wasn't|don't|didn't|haven't|can't|"
+    r"am|is|are|do|did|have) (?:it|i|you|we|they|he|she)|对吧|是吧|对不对|是不是|好吗|行吗)$",
+    re.I,
+)
 
 
 def _asks(part: str, *, first: bool) -> bool:
@@ -245,8 +253,11 @@ def statement_part(sentence: str) -> str:
     like coffee", "我喜欢喝什么"), with or without its question mark. A sentence
     may state something, then ask after a comma ("I'm Bob, what's your name?",
     "我用Python，你呢？"): the part before the first part that opens a question
-    is kept. A question mark with no part that asks on its own makes the whole
-    sentence a question ("I use Vim, right?", "我是程序员，对吧？").
+    is kept; a dash between spaces parts a sentence as a comma does. A question
+    mark with no part that asks on its own: a last part that asks to confirm makes
+    the whole sentence a question ("I use Vim, right?", "我是程序员，对吧？"); any
+    other last part is an elliptical question after statements ("my son Leo turns
+    five, any party ideas?"), and the parts before it are kept.
 
     Example:
         >>> from langmem_layers.semantic._rules import statement_part
@@ -256,6 +267,8 @@ def statement_part(sentence: str) -> str:
         ("I'm Bob", '我叫小明')
         >>> statement_part("I use Vim, right?"), statement_part("I use Vim.")
         ('', 'I use Vim.')
+        >>> statement_part("I moved to Leeds in May, any tips for meeting people?")
+        'I moved to Leeds in May'
 
     """
     s = sentence.strip()
@@ -263,10 +276,15 @@ def statement_part(sentence: str) -> str:
     for m in [*_COMMA.finditer(s), None]:
         end = m.start() if m else len(s)
         if _asks(s[start:end], first=not start):
-            return s[:start].rstrip(" ,，") if start else ""
+            return s[:start].rstrip(" ,，—–-") if start else ""
         if m:
             start = m.end()
-    return "" if _ASKS.search(s) else s
+    if not _ASKS.search(s):
+        return s
+    tail = _FILLER.sub("", re.sub(r"[\s?？!！.。~…]+$", "", s[start:])).strip()
+    if not start or _TAG_QUESTION.match(tail):
+        return ""
+    return s[:start].rstrip(" ,，—–-")
 
 
 def extract_en(sentence: str, out: SentenceUpdates) -> None:
@@ -294,11 +312,29 @@ def _en_clause(s: str, out: SentenceUpdates) -> None:
     if laugh and not lexicon.HYPOTHETICAL_EN.search(s[: laugh.start()]):
         everyday_en(s[: laugh.start()], out, sure_only=True)  # "my cat Luna ... lol"
         return
-    if lexicon.HYPOTHETICAL_EN.search(s) or everyday_en(s, out) or lexicon.NEGATION_EN.search(s):
+    s = _before_hypothetical(s)
+    if not s or everyday_en(s, out) or lexicon.NEGATION_EN.search(s):
         return
     for rules in _EN_RULES:
         if rules(s, out):
             return
+
+
+def _before_hypothetical(s: str) -> str:
+    """The clause up to its first part with a hypothetical marker ("" if it opens with one).
+
+    "I'm allergic to penicillin, keep it in mind if I ever ask" states the allergy;
+    "if I moved to Paris, I'd live in Montmartre" states nothing: as in Chinese
+    ("如果...，我会..."), the hypothetical takes the rest of the clause with it.
+    """
+    start = 0
+    for m in [*_COMMA.finditer(s), None]:
+        end = m.start() if m else len(s)
+        if lexicon.HYPOTHETICAL_EN.search(s[start:end]):
+            return s[:start].rstrip(" ,，—–-") if start else ""
+        if m:
+            start = m.end()
+    return s
 
 
 def _en_switch(s: str, out: SentenceUpdates) -> bool:
@@ -369,10 +405,20 @@ def _en_attributes(s: str, out: SentenceUpdates) -> bool:
         elif attr in lexicon.TECH_SLOTS:
             found = lexicon.tech(value)
             out.add("tech_stack", found[0] if found else value, key=lexicon.TECH_SLOTS[attr])
-        elif len(attr.split()) <= 3:
+        elif len(attr.split()) <= 3 and not _describes(m.group(0), value):
             out.add("context", value, key=normalize_key(attr))
         return True
     return False
+
+
+def _describes(said: str, value: str) -> bool:
+    """Whether "my X are/is Y" describes a state, not a value: "my hands are always dry"."""
+    return bool(
+        re.search(r"\bare\b", said, re.I)
+        or re.match(
+            r"(?:always|so|very|really|super|too|a bit|kind of|pretty|quite)\b", value, re.I
+        )
+    )
 
 
 #: people the user names by their relation: what "my X is Y" says of them is not the user's
@@ -395,7 +441,10 @@ def _en_context(s: str, out: SentenceUpdates) -> bool:
         _add_role(out, *_role_at(m.group(1), check=False))
         return True
     if m := re.search(r"\bi(?:'m| am) (?:a|an|the) (.+)$", s, re.I):
-        role, employer = _role_at(m.group(1))
+        said, home = _living_in(m.group(1))
+        role, employer = _role_at(said)
+        if role and home:
+            out.add("context", home, key="location")
         if role:
             _add_role(out, role, employer)
             return True
@@ -425,11 +474,20 @@ def _en_context(s: str, out: SentenceUpdates) -> bool:
         out.add("context", _clean(re.sub(r"\s+as\s+.*$", "", m.group(1))), key="employer")
         return True
     if m := re.search(
-        r"\bi (?:live|am based|'m based|reside|am living|'m living) in (.+)$", s, re.I
+        r"\b(?:i|we) (?:live|am based|'m based|reside|am living|'m living|are living|'re living)"
+        r" in (.+)$",
+        s,
+        re.I,
     ) or re.search(r"\bi(?:'m| am) based in (.+)$", s, re.I):
         out.add("context", _clean(m.group(1)), key="location")
         return True
     return False
+
+
+def _living_in(said: str) -> tuple[str, str]:
+    """("software engineer", "Dublin") of "software engineer living in Dublin"; else (said, "")."""
+    m = re.search(r"^(.+?),? (?:living|based) in ([A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})\b", said)
+    return (m.group(1), m.group(2)) if m else (said, "")
 
 
 def _add_role(out: SentenceUpdates, role: str | None, employer: str | None) -> None:
@@ -460,14 +518,15 @@ def _en_tools_and_tastes(s: str, out: SentenceUpdates) -> bool:
             out.tech_or(part)
         return True
     if m := re.search(
-        r"\bi(?: |'m | am )(?:also |really |actually |even )?"
+        r"\bi(?: |'m | am )(?:also |really |actually |even |pretty |quite |very )?"
         r"(?:know|can speak|speak|good at|fluent in|"
         r"skilled in|an expert in|"
         r"have \w+ years of experience (?:in|with)) (.+)$",
         s,
         re.I,
     ):
-        for part in _parts(m.group(1), False):
+        said = re.sub(r",? (?:so|but|because|which|and you|you)\b.*$", "", m.group(1), flags=re.I)
+        for part in _parts(said, False):
             if lexicon.tech(part) or _proper(part) or "know" not in m.group(0).lower():
                 out.add("skills", _tech_name(part))
         return True
@@ -548,7 +607,9 @@ def extract_zh(s: str, out: SentenceUpdates) -> None:
     """
     s = _ZH_FILLER.sub("", s.strip()).strip()
     body = re.sub(r"[。！？!?.，,；;]+$", "", s)
-    if lexicon.HYPOTHETICAL_ZH.search(body) or "?" in s or "？" in s:
+    # a closing 吧 softens a request about answers ("以后用英文回答我吧"), it supposes nothing
+    said = re.sub(r"吧$", "", body) if re.search(r"回答|回复|跟我说|和我说", body) else body
+    if lexicon.HYPOTHETICAL_ZH.search(said) or "?" in s or "？" in s:
         return
     if lexicon.QUESTION_ZH.search(body):
         return
@@ -712,8 +773,10 @@ def _zh_tools_and_tastes(body: str, out: SentenceUpdates) -> bool:
             out.tech_or(part)
         return True
     if m := re.search(r"我(?:会说|擅长|精通|熟悉|会)(.+)$", body):
-        if not re.match(r"(?:去|来|在|把|给|被|想|告诉|帮|看|让|尽快)", m.group(1)):
-            for part in _parts(m.group(1), True):
+        # "我会用Go写后端": the skill is the tool, not what it writes
+        said = re.sub(r"^用([\w+#.-]+)(?:写|做|开发|搭).*$", r"\1", m.group(1))
+        if not re.match(r"(?:去|来|在|把|给|被|想|告诉|帮|看|让|尽快)", said):
+            for part in _parts(said, True):
                 out.add("skills", _tech_name(part))
         return True
     if m := re.search(

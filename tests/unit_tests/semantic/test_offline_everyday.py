@@ -135,6 +135,12 @@ def test_a_single_statement_is_kept(memory: MemoryLayers, text: str, expected: s
         ("Please reply in French from now on.", {"preferences.language: French"}),
         ("以后都用中文回复我", {"preferences.language: Chinese"}),
         ("回复请分点", {"preferences.format: bullet points"}),
+        ("From now on, answer me in Chinese please.", {"preferences.language: Chinese"}),
+        ("以后用英文回答我吧", {"preferences.language: English"}),
+        (
+            "Give me short answers, no long explanations.",
+            {"preferences.answer_style: short answers"},
+        ),
     ],
 )
 def test_other_everyday_phrasings_are_kept(
@@ -142,6 +148,71 @@ def test_other_everyday_phrasings_are_kept(
 ) -> None:
     uid = f"p-{abs(hash(text))}"
     assert _profile(memory, uid, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a statement, then an elliptical question: the statement is kept
+        ("I live in Toronto — what's fun to do this weekend?", {"context.location: Toronto"}),
+        ("I moved to Lisbon in May, any tips for meeting people?", {"context.location: Lisbon"}),
+        ("My son Leo is turning five next month, any party ideas?", {"context.son: Leo"}),
+        ("我们家在北京，附近有没有好的游泳馆？", {"context.location: 北京"}),
+        ("刚搬来西安，有什么必吃的小吃推荐吗？", {"context.location: 西安"}),
+        # a hypothetical part ends the clause, what comes before it stands
+        (
+            "I'm allergic to penicillin, keep it in mind if I ask about meds.",
+            {"facts: allergic to penicillin"},
+        ),
+        ("I'm pretty good at Go, so you can skip the basics.", {"skills: Go"}),
+        # names in apposition; a name keeps its capital and stops there
+        ("Our dog Biscuit needs a new chew toy.", {"context.dog: Biscuit"}),
+        (
+            "I have a cat named Luna who knocks things over.",
+            {"facts: has a cat", "context.cat: Luna"},
+        ),
+        ("我女儿小雨最近老是不爱吃饭", {"context.daughter: 小雨"}),
+        ("我的狗豆豆不爱吃狗粮", {"context.dog: 豆豆"}),
+        ("我家闺女小名叫糖糖", {"context.daughter: 糖糖"}),
+        ("我们家的柯基叫可乐", {"context.dog: 可乐"}),
+        # home with a job, a skill with its tool, a condition with its type
+        ("We live in Austin, and the summers are brutal.", {"context.location: Austin"}),
+        (
+            "I'm a software engineer living in Dublin.",
+            {
+                "context.role: software engineer",
+                "context.location: Dublin",
+            },
+        ),
+        ("我会用Go写后端", {"skills: Go"}),
+        ("我有二型糖尿病", {"facts: 有二型糖尿病"}),
+    ],
+)
+def test_the_statement_beside_a_question_or_a_supposition_is_kept(
+    memory: MemoryLayers, text: str, expected: set[str]
+) -> None:
+    uid = f"q-{abs(hash(text))}"
+    assert _profile(memory, uid, text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I use Vim, right?",  # asks to confirm: nothing is sure
+        "我是程序员，对吧？",
+        "Say I moved to Lisbon — how much would a flat cost?",
+        "If I moved to Paris, I would live in Montmartre.",
+        "I work as a welder and my hands are always dry, any cream recs?",
+        "我女儿最近老是不爱吃饭",  # no name after the word
+        "我家在三楼",  # a floor, not a city
+    ],
+)
+def test_confirmations_suppositions_and_descriptions_add_nothing_new(
+    memory: MemoryLayers, text: str
+) -> None:
+    uid = f"c-{abs(hash(text))}"
+    kept = _profile(memory, uid, text)
+    assert not kept - {"context.role: welder"}, kept
 
 
 @pytest.mark.parametrize(
