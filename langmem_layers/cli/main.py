@@ -104,6 +104,17 @@ def _parser() -> argparse.ArgumentParser:
         if name == "export":
             cmd.add_argument("--output", "-o", help="file to write (default: stdout)")
 
+    mcp = command("mcp", "serve the memory tools over MCP (stdio for one user, or HTTP)")
+    mcp.add_argument("--user", default=None, help="the one user served over stdio")
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    mcp.add_argument(
+        "--tokens",
+        default=None,
+        help="with --http: a JSON file {token: user id}; each caller's bearer token names its user",
+    )
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="with --http (default 8765)")
+
     imp = command("import", "load a file `export` wrote, or a JSON/JSONL transcript as episodes")
     imp.add_argument(
         "--user", default=None, help="user to import as (default for an export: its user)"
@@ -522,8 +533,43 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     return run_chat(args.storage, user_id=args.user, thread_id=args.thread)
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from langmem_layers.agent.mcp_server import create_mcp_server
+    from langmem_layers.layers import MemoryLayers
+
+    if args.http == (args.user is not None) or args.http != (args.tokens is not None):
+        print(
+            "error: give --user ID (stdio, one user) or --http --tokens FILE (several users)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    tokens = None
+    if args.tokens is not None:
+        with open(args.tokens, encoding="utf-8") as f:
+            tokens = json.load(f)
+        if not isinstance(tokens, dict):
+            raise ValueError(f"{args.tokens} must hold a JSON object {{token: user id}}")
+
+    async def serve() -> None:
+        async with MemoryLayers.aopen(args.storage) as memory:
+            server = create_mcp_server(
+                memory, user_id=args.user, tokens=tokens, host=args.host, port=args.port
+            )
+            if args.http:
+                await server.run_streamable_http_async(host=args.host, port=args.port)
+            else:
+                await server.run_stdio_async()
+
+    asyncio.run(serve())
+    return 0
+
+
 _COMMANDS = {
     "demo": _cmd_demo,
+    "mcp": _cmd_mcp,
     "chat": _cmd_chat,
     "inspect": _cmd_inspect,
     "export": _cmd_export,
