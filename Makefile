@@ -64,7 +64,8 @@ $(VENV)/newest/.ok $(VENV)/lowest/.ok: $(VENV)/%/.ok: $(UV) pyproject.toml
 	rm -rf $(VENV)/$*
 	$(UV) venv -q --python $(PYTHON) $(VENV)/$*
 	$(UV) pip install -q --python $(VENV)/$*/bin/python \
-	  --resolution $(if $(filter lowest,$*),lowest-direct,highest) -e ".[test]"
+	  --resolution $(if $(filter lowest,$*),lowest-direct,highest) \
+	  -e "$(if $(filter lowest,$*),.[test],.[test,mcp])"
 	$(UV) pip freeze --python $(VENV)/$*/bin/python > $(VENV)/$*/freeze.txt
 	touch $@
 
