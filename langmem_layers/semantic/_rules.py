@@ -380,8 +380,8 @@ def _en_attributes(s: str, out: SentenceUpdates) -> bool:
     if m := re.search(r"\bmy (?:favou?rite|preferred) (.+?) (?:is|are) (.+)$", s, re.I):
         out.add("preferences", _clean(m.group(2)), key=normalize_key(m.group(1)))
         return True
-    if m := re.search(r"\bmy ([a-z' ]{2,30}?) (?:is|are|'s) (?:now )?(.+)$", s, re.I):
-        attr, value = m.group(1).strip().lower(), _clean(m.group(2))
+    if m := re.search(r"\bmy ([a-z' ]{2,30}?) (is|are|'s) (?:now )?(.+)$", s, re.I):
+        attr, verb, value = m.group(1).strip().lower(), m.group(2), _clean(m.group(3))
         value = re.sub(r"^(?:called|named)\s+", "", value, flags=re.I)
         key = lexicon.CONTEXT_KEYS.get(attr)
         said = m.group(1).strip().split()
@@ -395,7 +395,7 @@ def _en_attributes(s: str, out: SentenceUpdates) -> bool:
                 out.add("context", name, key=attr)
             return True
         if key == "name":
-            if name := name_en(m.group(2), strict=False):
+            if name := name_en(m.group(3), strict=False):
                 out.add("context", name, key="name")
         elif key == "role":
             if role := _role_en(value):
@@ -405,16 +405,21 @@ def _en_attributes(s: str, out: SentenceUpdates) -> bool:
         elif attr in lexicon.TECH_SLOTS:
             found = lexicon.tech(value)
             out.add("tech_stack", found[0] if found else value, key=lexicon.TECH_SLOTS[attr])
-        elif len(attr.split()) <= 3 and not _describes(m.group(0), value):
+        elif len(attr.split()) <= 3 and not _describes(attr, verb, value):
             out.add("context", value, key=normalize_key(attr))
         return True
     return False
 
 
-def _describes(said: str, value: str) -> bool:
-    """Whether "my X are/is Y" describes a state, not a value: "my hands are always dry"."""
+#: attributes said in the plural: "my pronouns are she/her" is a value, "my shifts are all
+#: over the place" a description
+_PLURAL_ATTRIBUTES = frozenset({"pronouns", "hobbies", "interests", "languages", "pets"})
+
+
+def _describes(attr: str, verb: str, value: str) -> bool:
+    """Whether "my X is/are Y" describes a state, not a value: "my hands are always dry"."""
     return bool(
-        re.search(r"\bare\b", said, re.I)
+        (verb.lower() == "are" and attr not in _PLURAL_ATTRIBUTES)
         or re.match(
             r"(?:always|so|very|really|super|too|a bit|kind of|pretty|quite)\b", value, re.I
         )

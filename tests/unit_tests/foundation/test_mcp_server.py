@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryLayers
+from langmem_layers.agent.tools import MEMORY_TOOL_NAMES
 
 pytest.importorskip("mcp")
 
@@ -44,13 +45,7 @@ def _text(result: object) -> str:
 async def test_the_tools_take_no_user_and_act_for_the_bound_one(memory: MemoryLayers) -> None:
     server = create_mcp_server(memory, user_id="alice")
     tools = {t.name: t for t in await server.list_tools()}
-    assert set(tools) == {
-        "search_memory",
-        "save_memory",
-        "correct_memory",
-        "delete_memory",
-        "get_profile",
-    }
+    assert set(tools) == {*MEMORY_TOOL_NAMES, "get_profile"}
     for tool in tools.values():
         assert not {"user", "user_id"} & set(tool.input_schema.get("properties", {}))
     assert tools["search_memory"].input_schema["required"] == ["query"]

@@ -186,6 +186,8 @@ def test_other_everyday_phrasings_are_kept(
         ),
         ("我会用Go写后端", {"skills: Go"}),
         ("我有二型糖尿病", {"facts: 有二型糖尿病"}),
+        # an attribute said in the plural is a value; a state is not
+        ("My pronouns are she/her.", {"context.pronouns: she/her"}),
     ],
 )
 def test_the_statement_beside_a_question_or_a_supposition_is_kept(
@@ -205,6 +207,8 @@ def test_the_statement_beside_a_question_or_a_supposition_is_kept(
         "I work as a welder and my hands are always dry, any cream recs?",
         "我女儿最近老是不爱吃饭",  # no name after the word
         "我家在三楼",  # a floor, not a city
+        "My shifts are all over the place.",
+        "My hands are always dry.",
     ],
 )
 def test_confirmations_suppositions_and_descriptions_add_nothing_new(
