@@ -142,10 +142,10 @@ class Phase:
         """
         order = ("1", "2-3", "4-7", "8+")
         buckets: dict[str, list[float]] = {}
-        for (start, _end), ms in zip(self.spans, self.turn_ms, strict=True):
+        for (start, _end), turn_ms in zip(self.spans, self.turn_ms, strict=True):
             n = sum(1 for s, e in self.spans if s <= start < e)
             label = "1" if n == 1 else "2-3" if n <= 3 else "4-7" if n <= 7 else "8+"
-            buckets.setdefault(label, []).append(ms)
+            buckets.setdefault(label, []).append(turn_ms)
         return {
             label: {
                 "turns": len(ms),

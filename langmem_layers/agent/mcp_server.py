@@ -189,7 +189,7 @@ def create_mcp_server(
             resource_server_url=AnyHttpUrl(f"{url}/mcp"),
             validate_token_resource=False,
         )
-    server = mcpserver.MCPServer(
+    server: MCPServer = mcpserver.MCPServer(
         "langmem-layers",
         instructions="Long-term memory of the current user: search it before answering "
         "about their past, save what they ask you to remember, correct or delete on request.",
