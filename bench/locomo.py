@@ -157,7 +157,7 @@ def _ask(
     ]
     bm25 = _make_bm25([_bm25_tokens(t) for t in texts])
     for q in conv.questions:
-        if reranking:
+        if reranking is not None:
             t1 = time.perf_counter()
             got = reranking.invoke(q.question)
             scores.rerank_ms.append(1000 * (time.perf_counter() - t1))

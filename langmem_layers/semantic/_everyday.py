@@ -30,7 +30,7 @@ from typing import Protocol
 
 from langmem_layers.semantic import _lexicon as lexicon
 
-__all__ = ["ZH_CHILD", "ZH_KIN", "ZH_NAMEABLE", "everyday_en", "everyday_zh"]
+__all__ = ["ZH_CHILD", "ZH_KIN", "ZH_NAMEABLE", "everyday_en", "everyday_zh", "place_name"]
 
 
 class SentenceUpdates(Protocol):
@@ -99,7 +99,7 @@ def _tidy(value: str) -> str:
     return re.sub(r"[.!?~]+$", "", v).strip()
 
 
-def _place(value: str) -> str:
+def place_name(value: str) -> str:
     """A place name: the words up to the first lowercase one that is no part of a name."""
     words: list[str] = []
     for w in _KIND_OF_PLACE.sub("", _tidy(value)).split():
@@ -320,7 +320,7 @@ def _home_en(s: str, out: SentenceUpdates) -> bool:
     found = False
     for pattern, key in ((_HOMETOWN, "hometown"), (_LOCATION, "location")):
         m = pattern.search(s)
-        place = _place(next(g for g in m.groups() if g)) if m else ""
+        place = place_name(next(g for g in m.groups() if g)) if m else ""
         # "we moved from MySQL to PostgreSQL" is a switch of tools (``_rules._en_switch``)
         if place and lexicon.tech(place) is None:
             out.add("context", place, key=key)
@@ -643,8 +643,7 @@ def _zh_names(body: str, out: SentenceUpdates) -> bool:
         )
     ):
         said = m.group(1)
-        key = _ZH_PETS.get(said) or ("daughter" if said in ("女儿", "闺女") else "son")
-        out.add("context", m.group(2), key=key)
+        out.add("context", m.group(2), key=_ZH_PETS.get(said) or _ZH_KIDS[said])
         found = True
     kids = "|".join(sorted(_ZH_KIDS, key=len, reverse=True))
     if m := re.search(

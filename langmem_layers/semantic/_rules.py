@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from langmem_layers._core.text import CJK_IDEOGRAPHS, STOP_WORDS_ZH, has_cjk
 from langmem_layers.semantic import _lexicon as lexicon
-from langmem_layers.semantic._everyday import everyday_en, everyday_zh
+from langmem_layers.semantic._everyday import everyday_en, everyday_zh, place_name
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
 
@@ -231,7 +231,7 @@ _COMMA = re.compile(r"[,，]|\s+(?:—|–|--|-)\s+")
 _TAG_QUESTION = re.compile(
     r"^(?:right|correct|yes|no|ok|okay|yeah|huh|eh|true|really|innit|or not|you know|"
     r"is that (?:right|correct|ok|true)|(?:isn't|aren't|wasn't|don't|didn't|haven't|can't|"
-    r"am|is|are|do|did|have) (?:it|i|you|we|they|he|she)|对吧|是吧|对不对|是不是|好吗|行吗)$",
+    r"am|is|are|do|did|have) (?:it|i|you|we|they|he|she)|对吧|是吧)$",
     re.I,
 )
 
@@ -491,8 +491,8 @@ def _en_context(s: str, out: SentenceUpdates) -> bool:
 
 def _living_in(said: str) -> tuple[str, str]:
     """("software engineer", "Dublin") of "software engineer living in Dublin"; else (said, "")."""
-    m = re.search(r"^(.+?),? (?:living|based) in ([A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})\b", said)
-    return (m.group(1), m.group(2)) if m else (said, "")
+    m = re.search(r"^(.+?),? (?:living|based) in (.+)$", said)
+    return (m.group(1), place_name(m.group(2))) if m else (said, "")
 
 
 def _add_role(out: SentenceUpdates, role: str | None, employer: str | None) -> None:
