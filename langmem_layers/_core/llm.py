@@ -67,6 +67,7 @@ from pydantic import BaseModel
 from langmem_layers._core.langchain_openai_compat import CLIENT_FIELDS, client_base_url
 from langmem_layers._core.retry import InvalidOutput, Outcome, describe_error
 from langmem_layers._core.steps import Call, Core
+from langmem_layers._core.telemetry import Telemetry
 from langmem_layers._core.text import message_text
 from langmem_layers.errors import ConfigurationError
 
@@ -583,6 +584,9 @@ class MemoryModel:
         self._counts: Counter[str] = Counter()
         self._methods: dict[str, str] = {}  # schema name -> the method that worked
         self._start = 0  # the endpoint's first accepted method in the chain (learnt once)
+        #: Metrics and spans (``MemoryLayers`` gives its own: ``memory.telemetry``).
+        self.telemetry = Telemetry()
+        self._name = str(getattr(model, "model_name", None) or getattr(model, "model", "") or "")
 
     def __repr__(self) -> str:
         return f"MemoryModel({self.endpoint!r}, timeout_s={self.timeout_s})"
@@ -700,6 +704,7 @@ class MemoryModel:
             "langmem_layers: %s: %s failure at %s: %s", purpose, kind, self.endpoint, detail
         )
         if opened:
+            self.telemetry.circuit_opened(self.endpoint)
             logger.warning(
                 "langmem_layers: circuit opened for %s: no calls for %.0f s, the offline "
                 "path is used meanwhile",
@@ -735,12 +740,21 @@ class MemoryModel:
         ticket = self._circuit.admit()
         if ticket is None:
             self._count(skipped=1)
+            self.telemetry.model_called("skipped", 0.0, self._name)
             return Outcome(error=f"circuit open for {self.endpoint}", skipped=True)
-        try:
-            return (yield from self._call(prompt, validate, schema, feedback, purpose, ticket))
-        except BaseException:  # cancelled or interrupted: no verdict on the endpoint
-            self._circuit.abandon(ticket)
-            raise
+        start = time.perf_counter()
+        name = f"chat {self._name}".strip()
+        attrs = {"gen_ai.request.model": self._name or None, "langmem.purpose": purpose}
+        with self.telemetry.operation(name, "chat", attributes=attrs) as op:
+            try:
+                out = yield from self._call(prompt, validate, schema, feedback, purpose, ticket)
+            except BaseException:  # cancelled or interrupted: no verdict on the endpoint
+                self._circuit.abandon(ticket)
+                raise
+            outcome = "ok" if out.error is None else out.error.split(" ", 1)[0]
+            op.set({"error.type": None if out.error is None else outcome})
+        self.telemetry.model_called(outcome, time.perf_counter() - start, self._name)
+        return out
 
     def _call(
         self,

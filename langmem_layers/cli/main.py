@@ -1,4 +1,4 @@
-"""``langmem-layers``: demo, chat, inspect, import, forget and export.
+"""``langmem-layers``: demo, chat, inspect, import, forget, export, and the mcp and ui servers.
 
 Every command works on the embedded defaults in one storage folder
 (``--storage``, else ``$LANGMEM_HOME``, else ``./.langmem``); ``--storage`` and
@@ -114,6 +114,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
     mcp.add_argument("--port", type=int, default=8765, help="with --http (default 8765)")
+
+    ui = command("ui", "serve the memory browser: see, fix, export and forget users' memories")
+    ui.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (this machine only)")
+    ui.add_argument("--port", type=int, default=8766, help="default 8766")
+    ui.add_argument(
+        "--token",
+        default=None,
+        help="access token (default $LANGMEM_UI_TOKEN; required off 127.0.0.1, else one is made)",
+    )
 
     imp = command("import", "load a file `export` wrote, or a JSON/JSONL transcript as episodes")
     imp.add_argument(
@@ -567,8 +576,45 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ui(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+    import secrets
+
+    from langmem_layers.agent.browser import LOOPBACK_HOSTS, create_browser_app
+    from langmem_layers.layers import MemoryLayers
+
+    token = args.token or os.environ.get("LANGMEM_UI_TOKEN") or None
+    local = args.host in LOOPBACK_HOSTS
+    if token is None and not local:
+        print(
+            f"error: --host {args.host} lets other machines in: give an access token "
+            "(--token or LANGMEM_UI_TOKEN), or keep the default --host 127.0.0.1",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    made = token is None
+    token = token or secrets.token_urlsafe(24)
+    import uvicorn
+
+    async def serve() -> None:
+        async with MemoryLayers.aopen(args.storage) as memory:
+            hosts = LOOPBACK_HOSTS if local else ("*",)
+            app = create_browser_app(memory, token=token, allowed_hosts=hosts)
+            config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
+            shown = f"[{args.host}]" if ":" in args.host else args.host
+            url = f"http://{shown}:{args.port}/"
+            print(f"memory browser: {url}#token={token}" if made else f"memory browser: {url}")
+            sys.stdout.flush()
+            await uvicorn.Server(config).serve()
+
+    asyncio.run(serve())
+    return 0
+
+
 _COMMANDS = {
     "demo": _cmd_demo,
+    "ui": _cmd_ui,
     "mcp": _cmd_mcp,
     "chat": _cmd_chat,
     "inspect": _cmd_inspect,

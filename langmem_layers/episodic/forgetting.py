@@ -34,7 +34,10 @@ DEFAULT_TTL_DAYS = 90.0
 
 
 def _remove_where(
-    store: EpisodeStore, user_id: str, victims: Callable[[list[Episode]], list[Episode]]
+    store: EpisodeStore,
+    user_id: str,
+    victims: Callable[[list[Episode]], list[Episode]],
+    reason: str,
 ) -> Core[ForgetResult]:
     """Delete the episodes ``victims(<all episodes of the user>)`` picks, with their turns."""
     uid = _require_user(user_id)
@@ -42,7 +45,7 @@ def _remove_where(
     if not chosen:
         return ForgetResult()
     eps, turns = yield twin(
-        store.delete_episodes, store.adelete_episodes, uid, [e.id for e in chosen]
+        store.delete_episodes, store.adelete_episodes, uid, [e.id for e in chosen], reason=reason
     )
     return ForgetResult(episode_ids=list(eps), turn_ids=list(turns))
 
@@ -55,7 +58,7 @@ def _cap(store: EpisodeStore, user_id: str, max_episodes: int) -> Core[ForgetRes
         order = sorted(eps, key=lambda e: (e.importance, max(e.last_accessed, e.created_at), e.id))
         return order[: max(len(eps) - max_episodes, 0)]
 
-    return (yield from _remove_where(store, user_id, victims))
+    return (yield from _remove_where(store, user_id, victims, "cap"))
 
 
 def _expire(
@@ -69,6 +72,7 @@ def _expire(
             store,
             user_id,
             lambda eps: [e for e in eps if max(e.last_accessed, e.created_at) < cutoff],
+            "expired",
         )
     )
 
@@ -78,7 +82,10 @@ def _evict(store: EpisodeStore, user_id: str, min_importance: float) -> Core[For
         raise ConfigurationError(f"min_importance must be in [0, 1], got {min_importance}")
     return (
         yield from _remove_where(
-            store, user_id, lambda eps: [e for e in eps if e.importance < min_importance]
+            store,
+            user_id,
+            lambda eps: [e for e in eps if e.importance < min_importance],
+            "unimportant",
         )
     )
 

@@ -655,13 +655,19 @@ class EpisodicRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return run(self._retrieve(query, kwargs))
+        with self.store.telemetry.recall(self.store.collection_name, query) as op:
+            docs = run(self._retrieve(query, kwargs))
+            op.found(len(docs))
+        return docs
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         """Async twin: the same core; embedding and search never block the event loop."""
-        return await arun(self._retrieve(query, kwargs))
+        with self.store.telemetry.recall(self.store.collection_name, query) as op:
+            docs = await arun(self._retrieve(query, kwargs))
+            op.found(len(docs))
+        return docs
 
 
 def recency_half_life_score(age_days: float, half_life_days: float) -> float:

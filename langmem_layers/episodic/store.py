@@ -46,6 +46,7 @@ from langmem_layers._core.checks import (
     check_thread_id,
 )
 from langmem_layers._core.steps import Call, Core, arun, blocking, offloaded, run, twin
+from langmem_layers._core.telemetry import Telemetry
 from langmem_layers._core.text import message_text
 from langmem_layers._core.text import speaker as _speaker
 from langmem_layers.episodic._context import contextual_texts
@@ -55,6 +56,7 @@ from langmem_layers.episodic._engine.chroma import (
 )
 from langmem_layers.episodic._engine.chroma import episode_in as _episode
 from langmem_layers.episodic._engine.chroma import episodes_in as _episodes
+from langmem_layers.episodic._engine.chroma import require_content as _require_content
 from langmem_layers.episodic._engine.chroma import (
     require_user as _require_user,
 )
@@ -113,27 +115,6 @@ T = TypeVar("T")
 def embed_query(embeddings: Embeddings, text: str) -> Call[Any]:
     """Step: ``embed_query`` / ``await aembed_query`` (a worker thread for local models)."""
     return twin(embeddings.embed_query, embeddings.aembed_query, text)
-
-
-def _require_content(
-    uid: str, session_id: str, messages: list[BaseMessage], summary: EpisodeSummary | None
-) -> list[BaseMessage]:
-    """``messages``, unless they are nothing to archive: no text in any, and no summary.
-
-    A message is blank by the turn rule (its text, stripped, is empty: it would be
-    no turn). With a summary a blank transcript still records something (an
-    exported episode archived with ``index_turns=False`` comes back that way).
-    """
-    if summary is not None or any(message_text(m).strip() for m in messages):
-        return messages
-    n = len(messages)
-    what = "no messages" if n == 0 else "1 blank message" if n == 1 else f"{n} messages, all blank"
-    raise ConfigurationError(
-        f"no messages to archive for session {session_id!r} of user {uid!r} ({what}): an "
-        "episode needs at least one message with text (or a summary=); archive the session "
-        "once it has a message, or remove an archived one with delete_episodes(user_id, "
-        "[episode_id_for(user_id, session_id)]) (MemoryLayers.forget removes the whole user)"
-    )
 
 
 def _dates_of(texts: list[str], session_time: float) -> list[str]:
@@ -245,6 +226,8 @@ class EpisodeStore:
         #: their own, so a turn's recall never queues behind archives (on ``background``)
         #: nor behind the application's other work in the event loop's default executor.
         self.recall_executor = Background(name="langmem-recall", max_workers=4)
+        #: Metrics and spans (``MemoryLayers`` gives its own: ``memory.telemetry``).
+        self.telemetry = Telemetry()
         self._mirror = Mirror(
             self.collection,
             self._probe_dimension,
@@ -573,7 +556,7 @@ class EpisodeStore:
 
         """
         return run(
-            self._archive(user_id, session_id, messages, summary, created_at, index_turns, metadata)
+            self._traced(user_id, session_id, messages, summary, created_at, index_turns, metadata)
         )
 
     async def aarchive(
@@ -588,10 +571,17 @@ class EpisodeStore:
         metadata: Mapping[str, Any] | None = None,
     ) -> Episode:
         """Async twin of :meth:`archive`."""
-        core = self._archive(
+        core = self._traced(
             user_id, session_id, messages, summary, created_at, index_turns, metadata
         )
         return await arun(core)
+
+    def _traced(self, *args: Any) -> Core[Episode]:
+        """An archive in a ``create_memory`` span, counted (a re-archive of a delete is not)."""
+        with self.telemetry.archive(self.collection_name) as op:
+            ep = yield from self._archive(*args)
+            op.found(ep.message_count + 1)
+        return ep
 
     # ------------------------------------------------------------------ reads
     def _read(self, user_id: str, fn: Callable[[UserIndex], T]) -> Core[T]:
@@ -780,18 +770,28 @@ class EpisodeStore:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def _delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> Core[_Deleted]:
+    def _delete_episodes(
+        self, user_id: str, episode_ids: Sequence[str], reason: str = "deleted"
+    ) -> Core[_Deleted]:
         uid = _require_user(user_id)
         eps, turns = yield blocking(self._mirror.delete_episodes, uid, list(episode_ids))
+        self.telemetry.forgotten(len(eps) + len(turns), reason)
         return eps, turns
 
-    def delete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> _Deleted:
-        """Delete episodes of this user with all their turns; returns (episode ids, turn ids)."""
-        return run(self._delete_episodes(user_id, episode_ids))
+    def delete_episodes(
+        self, user_id: str, episode_ids: Sequence[str], *, reason: str = "deleted"
+    ) -> _Deleted:
+        """Delete episodes of this user with all their turns; returns (episode ids, turn ids).
 
-    async def adelete_episodes(self, user_id: str, episode_ids: Sequence[str]) -> _Deleted:
+        ``reason`` labels them in the ``langmem.forgotten`` metric.
+        """
+        return run(self._delete_episodes(user_id, episode_ids, reason))
+
+    async def adelete_episodes(
+        self, user_id: str, episode_ids: Sequence[str], *, reason: str = "deleted"
+    ) -> _Deleted:
         """Async twin of :meth:`delete_episodes`."""
-        return await arun(self._delete_episodes(user_id, episode_ids))
+        return await arun(self._delete_episodes(user_id, episode_ids, reason))
 
     def _delete_turns(self, user_id: str, turn_ids: Sequence[str]) -> Core[list[str]]:
         uid = _require_user(user_id)
@@ -827,6 +827,7 @@ class EpisodeStore:
                 for index, _rid, doc, meta in keep:
                     messages[index] = stored_message(doc, meta)
                 yield from self._archive(uid, ep.session_id, messages, None, ep.created_at, True)
+                self.telemetry.forgotten(len(gone), "deleted")
             deleted += gone
         return deleted
 
@@ -864,6 +865,7 @@ class EpisodeStore:
         ids, metas = yield blocking(self._mirror.forget, uid)
         eps = [m["episode_id"] for m in metas if m.get("kind") == "episode"]
         turns = [rid for rid, m in zip(ids, metas, strict=False) if m.get("kind") == "turn"]
+        self.telemetry.forgotten(len(eps) + len(turns), "user_forgotten")
         return ForgetResult(episode_ids=sorted(eps), turn_ids=turns)
 
     def delete_user(self, user_id: str) -> ForgetResult:

@@ -317,14 +317,18 @@ class ProfileUpdater:
         thread_id: str | None,
     ) -> Core[list[HistoryRecord]]:
         """Extract ``batch``, then move the cursor (or keep it for a retry)."""
-        if self.floor is not None:
-            return (yield from self._run_floored(profiles, batch, prior, user_id, thread_id))
-        try:
-            records, ok = yield from self._update(profiles, batch, user_id, thread_id)
-        except ConfigurationError:
-            yield from self._advance(profiles, batch, prior, False, user_id, thread_id)
-            raise
-        yield from self._advance(profiles, batch, prior, ok, user_id, thread_id)
+        attrs = {"langmem.messages": len(batch)}
+        with profiles.telemetry.operation("langmem.extract", "extract", attributes=attrs) as op:
+            if self.floor is not None:
+                records = yield from self._run_floored(profiles, batch, prior, user_id, thread_id)
+            else:
+                try:
+                    records, ok = yield from self._update(profiles, batch, user_id, thread_id)
+                except ConfigurationError:
+                    yield from self._advance(profiles, batch, prior, False, user_id, thread_id)
+                    raise
+                yield from self._advance(profiles, batch, prior, ok, user_id, thread_id)
+            op.set({"langmem.profile.changes": len(records)})
         return records
 
     # ------------------------------------------------ model + offline floor

@@ -33,7 +33,7 @@ worker thread).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
@@ -44,6 +44,7 @@ from pydantic import BaseModel
 
 from langmem_layers._core.steps import Core, arun, run
 from langmem_layers._core.stores import scan
+from langmem_layers._core.telemetry import Telemetry
 from langmem_layers.errors import ConfigurationError, StorageError
 from langmem_layers.identity import normalize_user_id, user_namespace
 from langmem_layers.safety.caps import (
@@ -140,6 +141,8 @@ class ProfileStore:
         self.dedup_threshold = dedup_threshold
         self.redaction = redaction
         self.caps, self.cap_stats = caps or OutputCaps(), CapStats()
+        #: Metrics and spans (``MemoryLayers`` gives its own: ``memory.telemetry``).
+        self.telemetry = Telemetry()
         self._dedup = NearDuplicates(embeddings, dedup_threshold)
 
     def __repr__(self) -> str:
@@ -322,7 +325,15 @@ class ProfileStore:
         checked = [(self._check(u), u) for u in updates]
         store = self.store
         core = self._apply_locked(store, user_id, checked, thread_id, extractor, now)
-        return (yield from exclusive(store, self.namespace(user_id, "profile"), core))
+        with self.telemetry.operation("update_memory", "update_memory", store="profile") as op:
+            records = yield from exclusive(store, self.namespace(user_id, "profile"), core)
+            op.set({"gen_ai.memory.record.count": len(records)})
+        self._changed(records)
+        return records
+
+    def _changed(self, records: Sequence[HistoryRecord]) -> None:
+        for action in ("added", "overwritten", "removed"):
+            self.telemetry.profile_changed(action, sum(r.action == action for r in records))
 
     def _view(
         self, store: BaseStore, user_id: str
@@ -504,7 +515,9 @@ class ProfileStore:
             yield from write(store, ops)
             return recs
 
-        return (yield from exclusive(store, prof, exclusively()))
+        records = yield from exclusive(store, prof, exclusively())
+        self._changed(records)
+        return records
 
     def remove(
         self,

@@ -271,6 +271,8 @@ def _forget(
         removed = yield twin(episodes.delete_user, episodes.adelete_user, uid)
         deleted["episodes"], deleted["turns"] = len(removed.episode_ids), len(removed.turn_ids)
         record_ids = [*removed.episode_ids, *removed.turn_ids]
+        # the episodes' own deletion counted itself; the store's records are counted here
+        episodes.telemetry.forgotten(sum(deleted[x] for x in USER_LAYERS), "user_forgotten")
     deleted["threads"] = 0
     if checkpointer is not None:
         deleted["threads"] = yield from _forget_threads(checkpointer, uid)

@@ -26,16 +26,23 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 
 from langmem_layers._core.checks import app_metadata, check_messages, check_metadata
-from langmem_layers._core.steps import Core, store_call, twin
+from langmem_layers._core.steps import Core, blocking, store_call, twin
 from langmem_layers._core.stores import scan
 from langmem_layers._core.text import message_text, tokenize
 from langmem_layers.config import MemoryConfig
 from langmem_layers.episodic import EpisodeStore, EpisodeSummary, EpisodicRetriever
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.identity import (
+    NAMESPACE_ROOT,
+    USER_LAYERS,
+    decode_label,
+    normalize_user_id,
+    user_namespace,
+)
 from langmem_layers.identity import _user_namespaces as user_namespaces_core
-from langmem_layers.identity import normalize_user_id, user_namespace
 from langmem_layers.procedural import ProceduralMemory
 from langmem_layers.safety.fences import fence, one_line
 from langmem_layers.semantic import (
@@ -124,6 +131,8 @@ def profile_item(item: ProfileItem, score: float = 0.0) -> MemoryItem:
             "value": item.value,
             "importance": item.importance,
             "extractor": item.extractor,
+            "evidence": item.evidence,
+            "first_stored": _ts(item.created_at),
         },
     )
 
@@ -136,6 +145,10 @@ def is_note(session_id: object) -> bool:
 def _note_text(text: str) -> str:
     prefix = f"{_NOTE_SPEAKER}: "
     return text[len(prefix) :] if text.startswith(prefix) else text
+
+
+#: The parts of a recalled record's score, kept in a search hit's ``metadata["why"]``.
+SCORE_PARTS = ("relevance", "lexical", "dense", "recency", "importance")
 
 
 def _hit(doc_id: str, meta: Mapping[str, Any], text: str, score: float) -> MemoryItem:
@@ -152,7 +165,12 @@ def _hit(doc_id: str, meta: Mapping[str, Any], text: str, score: float) -> Memor
         score=score,
         created_at=float(meta.get("created_at", 0.0)),
         session_id=session,
-        metadata={"episode_id": episode_id, "topic": meta.get("topic", ""), **app_metadata(meta)},
+        metadata={
+            "episode_id": episode_id,
+            "topic": meta.get("topic", ""),
+            "why": {p: round(float(meta[p]), 4) for p in SCORE_PARTS if p in meta},
+            **app_metadata(meta),
+        },
     )
 
 
@@ -238,7 +256,8 @@ def search_core(
             rerank=layers.config.rerank,
         )
         # the user named here, never the run's (an admin node may search another user)
-        docs = yield twin(retriever.invoke, retriever.ainvoke, query, user_id=uid, **options)
+        run = RunnableConfig(run_name="langmem_layers.search", tags=["langmem_layers"])
+        docs = yield twin(retriever.invoke, retriever.ainvoke, query, run, user_id=uid, **options)
         best = max((float(d.metadata.get("score", 0.0)) for d in docs), default=0.0) or 1.0
         seen = {f.id for f in found}
         for d in docs:
@@ -629,6 +648,10 @@ def _tool_stats(layers: Layers, store: Any, uid: str) -> Core[list[dict[str, Any
             "calls": t.calls,
             "success_rate": t.success_rate,
             "p50_latency_ms": t.p50_latency_ms,
+            "failures": [
+                {"error_type": f.error_type, "pattern": f.pattern, "count": f.count}
+                for f in t.failures
+            ],
         }
         for t in tips
     ]
@@ -667,6 +690,48 @@ def get_all_core(layers: Layers, user_id: str) -> Core[UserMemories]:
         notes=notes,
         tools=tools,
     )
+
+
+_PAGE = 1000
+
+
+def _episode_users(episodes: EpisodeStore) -> list[str]:
+    found: set[str] = set()
+    offset = 0
+    while True:
+        page = episodes.collection.get(
+            where={"kind": "episode"}, include=["metadatas"], limit=_PAGE, offset=offset
+        )
+        found.update(str(m.get("user_id", "")) for m in page["metadatas"] or [] if m)
+        if len(page["ids"]) < _PAGE:
+            return sorted(found - {""})
+        offset += _PAGE
+
+
+def list_users_core(layers: Layers) -> Core[list[str]]:
+    """Every user id the layers hold data of: a profile, tool records, episodes or notes."""
+    store = _store_of(layers)
+    users: set[str] = set()
+    for layer in USER_LAYERS:
+        offset = 0
+        while True:
+            page = yield store_call(
+                store.list_namespaces,
+                store.alist_namespaces,
+                prefix=(NAMESPACE_ROOT, layer),
+                max_depth=3,
+                limit=_PAGE,
+                offset=offset,
+            )
+            for ns in page:
+                # a store may keep a namespace whose items were all deleted (InMemoryStore)
+                if len(ns) >= 3 and (yield store_call(store.search, store.asearch, ns, limit=1)):
+                    users.add(decode_label(ns[2]))
+            if len(page) < _PAGE:
+                break
+            offset += _PAGE
+    users.update((yield blocking(_episode_users, layers.episodes)))
+    return sorted(users)
 
 
 # -------------------------------------------------------------------------- add

@@ -18,7 +18,8 @@ from langchain_core.messages import (
 )
 
 from langmem_layers._core.checks import app_metadata
-from langmem_layers.episodic.types import Episode
+from langmem_layers._core.text import message_text
+from langmem_layers.episodic.types import Episode, EpisodeSummary
 from langmem_layers.errors import ConfigurationError, MissingUserIdError, StorageError
 from langmem_layers.identity import normalize_user_id
 
@@ -30,6 +31,7 @@ __all__ = [
     "episode_from",
     "episode_in",
     "episodes_in",
+    "require_content",
     "require_user",
     "turns_in",
 ]
@@ -47,6 +49,27 @@ def require_user(user_id: str | None) -> str:
             f"episodic memory needs a user id, got {user_id!r}; pass user_id=... (or "
             "context={'user_id': ...} to the graph). It never reads or writes a shared space."
         ) from None
+
+
+def require_content(
+    uid: str, session_id: str, messages: list[BaseMessage], summary: EpisodeSummary | None
+) -> list[BaseMessage]:
+    """``messages``, unless they are nothing to archive: no text in any, and no summary.
+
+    A message is blank by the turn rule (its text, stripped, is empty: it would be
+    no turn). With a summary a blank transcript still records something (an
+    exported episode archived with ``index_turns=False`` comes back that way).
+    """
+    if summary is not None or any(message_text(m).strip() for m in messages):
+        return messages
+    n = len(messages)
+    what = "no messages" if n == 0 else "1 blank message" if n == 1 else f"{n} messages, all blank"
+    raise ConfigurationError(
+        f"no messages to archive for session {session_id!r} of user {uid!r} ({what}): an "
+        "episode needs at least one message with text (or a summary=); archive the session "
+        "once it has a message, or remove an archived one with delete_episodes(user_id, "
+        "[episode_id_for(user_id, session_id)]) (MemoryLayers.forget removes the whole user)"
+    )
 
 
 def chroma_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
