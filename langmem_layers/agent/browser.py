@@ -88,7 +88,6 @@ def create_browser_app(
     try:
         from starlette.applications import Starlette
         from starlette.middleware import Middleware
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
         from starlette.routing import Route
     except ImportError as e:  # pragma: no cover - the extra is installed in tests
         raise ImportError(
@@ -100,8 +99,7 @@ def create_browser_app(
             "(--token or LANGMEM_UI_TOKEN; `langmem-layers ui` makes one on 127.0.0.1)"
         )
     api = _Api(memory, token.strip().encode())
-    # Starlette compares the Host header's name with its brackets: [::1]
-    hosts = [f"[{h}]" if ":" in h and not h.startswith("[") else h for h in allowed_hosts]
+    hosts = frozenset(h.strip("[]").lower() for h in allowed_hosts)
     page = _static("index.html", "text/html; charset=utf-8")
     return Starlette(
         routes=[
@@ -114,8 +112,36 @@ def create_browser_app(
             Route("/api/metrics", api.metrics),
             Route("/api/users/{rest:path}", api.user, methods=["GET", "PATCH", "DELETE", "POST"]),
         ],
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        middleware=[Middleware(_KnownHosts, hosts=hosts)],
     )
+
+
+def _host_name(header: str) -> str:
+    """The name in a ``Host`` header, without port or brackets: ``[::1]:8766`` -> ``::1``.
+
+    Example:
+        >>> _host_name("[::1]:8766"), _host_name("Localhost:80"), _host_name("127.0.0.1")
+        ('::1', 'localhost', '127.0.0.1')
+
+    """
+    if header.startswith("["):
+        return header[1 : header.find("]")].lower()
+    return header.rsplit(":", 1)[0].lower() if header.count(":") == 1 else header.lower()
+
+
+class _KnownHosts:
+    """ASGI middleware: a ``Host`` the server was not bound for gets a 400 (DNS rebinding)."""
+
+    def __init__(self, app: Any, hosts: frozenset[str]) -> None:
+        self.app, self.hosts = app, hosts
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and "*" not in self.hosts:
+            headers = dict(scope.get("headers") or ())
+            if _host_name(headers.get(b"host", b"").decode("latin-1")) not in self.hosts:
+                await _error(400, "unknown Host header").__call__(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _static(name: str, media: str) -> Callable[[Request], Awaitable[Response]]:

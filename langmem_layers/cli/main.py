@@ -26,8 +26,8 @@ import shutil
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,9 +36,11 @@ from langmem_layers.errors import LangmemError
 from langmem_layers.identity import normalize_user_id
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.store.base import BaseStore
 
     from langmem_layers.episodic import EpisodeStore
+    from langmem_layers.layers import MemoryLayers
     from langmem_layers.storage.defaults import Storage
 
 __all__ = ["main"]
@@ -104,7 +106,23 @@ def _parser() -> argparse.ArgumentParser:
         if name == "export":
             cmd.add_argument("--output", "-o", help="file to write (default: stdout)")
 
+    def servers(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument(
+            "--postgres",
+            default=None,
+            metavar="DSN",
+            help="profile, tools and threads in PostgreSQL instead of the folder "
+            "(postgres extra; e.g. postgresql://user@127.0.0.1:5432/db)",
+        )
+        cmd.add_argument(
+            "--chroma",
+            default=None,
+            metavar="HOST:PORT",
+            help="episodes on a Chroma server (`chroma run`) instead of the folder",
+        )
+
     mcp = command("mcp", "serve the memory tools over MCP (stdio for one user, or HTTP)")
+    servers(mcp)
     mcp.add_argument("--user", default=None, help="the one user served over stdio")
     mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     mcp.add_argument(
@@ -123,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="access token (default $LANGMEM_UI_TOKEN; required off 127.0.0.1, else one is made)",
     )
+    servers(ui)
 
     imp = command("import", "load a file `export` wrote, or a JSON/JSONL transcript as episodes")
     imp.add_argument(
@@ -542,12 +561,56 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     return run_chat(args.storage, user_id=args.user, thread_id=args.thread)
 
 
+@asynccontextmanager
+async def _served_memory(args: argparse.Namespace) -> AsyncIterator[MemoryLayers]:
+    """The layers a server command serves: the folder, or PostgreSQL and a Chroma server."""
+    from langmem_layers.layers import MemoryLayers
+
+    if args.postgres is None and args.chroma is None:
+        async with MemoryLayers.aopen(args.storage) as memory:
+            yield memory
+        return
+    from langmem_layers.agent.studio import episode_store_from_env
+    from langmem_layers.storage.defaults import Storage
+
+    async with AsyncExitStack() as stack:
+        folder = Storage(args.storage)
+        store: BaseStore
+        saver: BaseCheckpointSaver[Any]
+        if args.postgres is not None:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+            from langgraph.store.postgres import AsyncPostgresStore
+
+            pg_store = await stack.enter_async_context(
+                AsyncPostgresStore.from_conn_string(args.postgres)
+            )
+            pg_saver = await stack.enter_async_context(
+                AsyncPostgresSaver.from_conn_string(args.postgres)
+            )
+            await pg_store.setup()
+            await pg_saver.setup()
+            store, saver = pg_store, pg_saver
+        else:
+            store = stack.enter_context(folder.store())
+            saver = stack.enter_context(folder.checkpointer())
+        env = {"LANGMEM_HOME": str(folder.path)}
+        if args.chroma is not None:
+            host, _, port = args.chroma.rpartition(":")
+            env |= {"LANGMEM_CHROMA_HOST": host or args.chroma, "LANGMEM_CHROMA_PORT": port}
+        episodes = episode_store_from_env(env)
+        memory = MemoryLayers(episodes=episodes, store=store, checkpointer=saver)
+        try:
+            yield memory
+        finally:
+            await memory.aclose()
+            await episodes.aclose()
+
+
 def _cmd_mcp(args: argparse.Namespace) -> int:
     import asyncio
     import json
 
     from langmem_layers.agent.mcp_server import create_mcp_server
-    from langmem_layers.layers import MemoryLayers
 
     if args.http == (args.user is not None) or args.http != (args.tokens is not None):
         print(
@@ -563,7 +626,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.tokens} must hold a JSON object {{token: user id}}")
 
     async def serve() -> None:
-        async with MemoryLayers.aopen(args.storage) as memory:
+        async with _served_memory(args) as memory:
             server = create_mcp_server(
                 memory, user_id=args.user, tokens=tokens, host=args.host, port=args.port
             )
@@ -582,7 +645,6 @@ def _cmd_ui(args: argparse.Namespace) -> int:
     import secrets
 
     from langmem_layers.agent.browser import LOOPBACK_HOSTS, create_browser_app
-    from langmem_layers.layers import MemoryLayers
 
     token = args.token or os.environ.get("LANGMEM_UI_TOKEN") or None
     local = args.host in LOOPBACK_HOSTS
@@ -598,7 +660,7 @@ def _cmd_ui(args: argparse.Namespace) -> int:
     import uvicorn
 
     async def serve() -> None:
-        async with MemoryLayers.aopen(args.storage) as memory:
+        async with _served_memory(args) as memory:
             hosts = LOOPBACK_HOSTS if local else ("*",)
             app = create_browser_app(memory, token=token, allowed_hosts=hosts)
             config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")

@@ -498,3 +498,74 @@ def test_monitor_plots_after_a_search(shared: Server, tab: Tab) -> None:
         box = plot.bounding_box()
         assert box is not None and box["width"] > 100 and box["height"] > 100
     assert tab.errors == []
+
+
+def test_the_browser_serves_postgresql_and_a_chroma_server(
+    postgres_schema: str, chroma_server: tuple[str, int], tmp_path: Path
+) -> None:
+    """``ui --postgres DSN --chroma HOST:PORT``: the same API over the servers' data."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.store.postgres import PostgresStore
+
+    from langmem_layers.agent.studio import episode_store_from_env
+
+    host, chroma_port = chroma_server
+    servers = {"LANGMEM_CHROMA_HOST": host, "LANGMEM_CHROMA_PORT": str(chroma_port)}
+
+    @contextmanager
+    def layers() -> Iterator[MemoryLayers]:
+        with (
+            PostgresStore.from_conn_string(postgres_schema) as store,
+            PostgresSaver.from_conn_string(postgres_schema) as saver,
+        ):
+            store.setup()
+            saver.setup()
+            episodes = episode_store_from_env(servers)
+            with MemoryLayers(episodes=episodes, store=store, checkpointer=saver) as memory:
+                yield memory
+            episodes.close()
+
+    with layers() as memory:
+        memory.add("I'm vegetarian and my dog is called Rex.", user_id="ada")
+        memory.add("I work as a nurse in Lyon.", user_id="bob")
+    port, token = _free_port(), "a-server-token-0123456789"
+    log = tmp_path / "ui.log"
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [
+                *CLI,
+                *("ui", "--storage", str(tmp_path / "unused"), "--port", str(port)),
+                *("--token", token, "--postgres", postgres_schema),
+                *("--chroma", f"{host}:{chroma_port}"),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        auth = {"Authorization": f"Bearer {token}"}
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/api/users", headers=auth, timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, _tail(log)
+            time.sleep(0.2)
+        assert httpx.get(f"{base}/api/users", headers=auth).json() == {"users": ["ada", "bob"]}
+        ada = httpx.get(f"{base}/api/users/ada", headers=auth).json()
+        assert ada["episodes"] and "Rex" in str(ada["profile"]) and "nurse" not in str(ada)
+        diet = quote("profile:context/diet", safe="")
+        fixed = httpx.patch(
+            f"{base}/api/users/ada/memories/{diet}", json={"text": "vegan"}, headers=auth
+        )
+        assert fixed.status_code == 200, fixed.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert not (tmp_path / "unused" / "chroma").exists()  # nothing went to the folder's Chroma
+    with layers() as memory:
+        profile = {i.id: i.metadata["value"] for i in memory.get_all("ada").profile}
+    assert profile["profile:context/diet"] == "vegan"

@@ -179,11 +179,19 @@ def test_without_a_provider_the_package_runs_on_the_api_alone(tmp_path: Path) ->
 
 
 def test_our_langchain_runs_are_named_and_tagged(memory: MemoryLayers) -> None:
-    """What a LangSmith trace of an application's search shows."""
-    from langchain_core.tracers.context import collect_runs
+    """What a LangSmith trace of an application's search shows (callbacks of the caller's run)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.runnables import RunnableLambda
+
+    class Names(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.seen: list[tuple[str | None, tuple[str, ...]]] = []
+
+        def on_retriever_start(self, serialized: Any, query: str, **kw: Any) -> None:
+            self.seen.append((kw.get("name"), tuple(kw.get("tags") or ())))
 
     memory.add("I live in Lyon.", user_id="ada")
-    with collect_runs() as runs:
-        memory.search("Lyon", user_id="ada")
-    named = {(r.name, tuple(r.tags or ())) for r in runs.traced_runs}
-    assert ("langmem_layers.search", ("langmem_layers",)) in named
+    names = Names()
+    app = RunnableLambda(lambda q: memory.search(q, user_id="ada"))
+    app.invoke("Lyon", {"callbacks": [names]})
+    assert names.seen == [("langmem_layers.search", ("langmem_layers",))]
