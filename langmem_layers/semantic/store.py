@@ -209,6 +209,7 @@ class ProfileStore:
             redaction=self.redaction,
         )
         twin._dedup, twin.caps, twin.cap_stats = self._dedup, self.caps, self.cap_stats
+        twin.telemetry = self.telemetry
         return twin
 
     def spec(self, field: str) -> FieldSpec:

@@ -11,14 +11,11 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryLayers
 from langmem_layers.agent.browser import create_browser_app
 from langmem_layers.cli.main import main
 from langmem_layers.errors import ConfigurationError
-from langmem_layers.testing import DeterministicEmbeddings
 
 TOKEN = "a-browser-token-of-24ch"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -26,19 +23,14 @@ HERE = "http://127.0.0.1:8766"
 
 
 @pytest.fixture
-async def memory(tmp_path: Path) -> AsyncIterator[MemoryLayers]:
-    layers = MemoryLayers(
-        storage=str(tmp_path),
-        embeddings=DeterministicEmbeddings(),
-        store=InMemoryStore(),
-        checkpointer=InMemorySaver(),
-    )
+async def memory(memory: MemoryLayers) -> MemoryLayers:
+    """The conftest's layers, with three users."""
+    layers = memory
     await layers.aadd("I'm vegetarian and I live in Berlin. My dog is called Rex.", user_id="ada")
     await layers.asave("Prefers short answers", user_id="ada")
     await layers.aadd("I work as a nurse in Lyon.", user_id="bob")
     await layers.aadd("My cat is called Tom.", user_id="a/b")
-    yield layers
-    await layers.aclose()
+    return layers
 
 
 @pytest.fixture

@@ -7,12 +7,9 @@ package's own lowest releases (mcp would lift pydantic to 2.12) and skips this m
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.store.memory import InMemoryStore
 
 from langmem_layers import MemoryLayers
 from langmem_layers.agent.tools import MEMORY_TOOL_NAMES
@@ -24,18 +21,6 @@ from langmem_layers.errors import ConfigurationError, MissingUserIdError
 from langmem_layers.testing import DeterministicEmbeddings
 
 TOKEN = "a-token-of-twenty-chars"
-
-
-@pytest.fixture
-async def memory(tmp_path: Path) -> AsyncIterator[MemoryLayers]:
-    layers = MemoryLayers(
-        storage=str(tmp_path),
-        embeddings=DeterministicEmbeddings(),
-        store=InMemoryStore(),
-        checkpointer=InMemorySaver(),
-    )
-    yield layers
-    await layers.aclose()
 
 
 def _text(result: object) -> str:

@@ -195,3 +195,21 @@ def test_our_langchain_runs_are_named_and_tagged(memory: MemoryLayers) -> None:
     app = RunnableLambda(lambda q: memory.search(q, user_id="ada"))
     app.invoke("Lyon", {"callbacks": [names]})
     assert names.seen == [("langmem_layers.search", ("langmem_layers",))]
+
+
+def test_a_profile_store_bound_to_a_graphs_store_keeps_the_layers_telemetry(
+    memory: MemoryLayers, seen: Seen
+) -> None:
+    from langmem_layers.semantic import ProfileUpdate
+
+    other = memory.profiles.with_store(InMemoryStore())
+    assert other.telemetry is seen.telemetry
+    other.apply(
+        "ada",
+        [
+            ProfileUpdate(
+                field="context", key="city", value="Oslo", kind="overwrite", importance=0.5
+            )
+        ],
+    )
+    assert seen.total("langmem.profile.changes", langmem_profile_action="added") == 1
