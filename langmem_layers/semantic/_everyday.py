@@ -56,7 +56,10 @@ _DIET = "|".join(sorted(map(re.escape, _DIETS), key=len, reverse=True))
 _EN_CONDITIONS = (
     r"asthma|diabetes|type [12] diabetes|celiac disease|coeliac disease|epilepsy|migraines|"
     r"high blood pressure|hypertension|adhd|dyslexia|arthritis|tinnitus|a bad (?:knee|back|hip)|"
-    r"a heart condition|ibs|eczema|anxiety|insomnia"
+    r"a heart condition|ibs|eczema|anxiety|insomnia|endometriosis|pcos|crohn's(?: disease)?|"
+    r"colitis|psoriasis|lupus|fibromyalgia|hypothyroidism|an underactive thyroid|sleep apnea|"
+    r"sleep apnoea|depression|ptsd|ocd|bipolar(?: disorder)?|long covid|chronic fatigue|"
+    r"chronic pain|gout|anemia|anaemia|scoliosis|glaucoma|a pacemaker"
 )
 _EN_STATES = (
     r"diabetic|pregnant|deaf|hard of hearing|colou?r ?blind|coeliac|celiac|epileptic|"
@@ -150,7 +153,10 @@ def _foods_and_health_en(s: str, low: str, out: SentenceUpdates) -> bool:
         out.add("facts", "doesn't eat " + _tidy(m.group(1)))
         found = True
     if m := re.search(
-        r"\bi(?:'m| am) (?:severely |very |mildly |a bit |slightly )?allergic to (.+)$", s, re.I
+        r"\bi(?:'m| am) (?:[\w-]+ and (?:also )?)?(?:severely |very |mildly |a bit |slightly )?"
+        r"allergic to (.+)$",
+        s,
+        re.I,
     ):
         out.add("facts", "allergic to " + _tidy(m.group(1)))
         found = True
@@ -172,7 +178,8 @@ def _foods_and_health_en(s: str, low: str, out: SentenceUpdates) -> bool:
             out.add("facts", f"{what} intolerant")
             found = True
     if m := re.search(
-        rf"\bi(?: have|'ve got| have got|'ve had| have had| suffer from| live with) "
+        rf"\bi(?: have|'ve got| have got|'ve had| have had| suffer from| live with|"
+        rf"(?: was|'ve been| have been| got) diagnosed with) (?:mild |severe |chronic )?"
         rf"({_EN_CONDITIONS})\b",
         low,
     ):
@@ -213,8 +220,8 @@ def _answers_en(s: str, low: str, out: SentenceUpdates) -> bool:
     ):
         out.add("preferences", m.group(1), key="language")
         found = True
-    if re.search(r"\b(?:use|in|with) bullet points\b", low) and re.search(
-        r"\b(?:please|prefer|i like|from now on|going forward)\b", low
+    if re.search(r"\b(?:use|in|with) bullet points\b|^bullet points\b", low) and re.search(
+        r"\b(?:please|prefer|i like|from now on|going forward|only)\b", low
     ):
         out.add("preferences", "bullet points", key="format")
         found = True
@@ -254,10 +261,11 @@ def _diet_en(low: str, out: SentenceUpdates) -> bool:
     """A diet of the lexicon: "I'm vegan", "I'm on keto", "we're both vegetarian"."""
     m = re.search(
         # "I are": what the clause split leaves of "my wife and I are both vegan"
-        rf"\b(?:i(?:'m| am| are|'ve been| have been)|(?:we|my \w+ and i)(?:'re| are))"
+        rf"(?:\b(?:i(?:'m| am| are|'ve been| have been)|(?:we|my \w+ and i)(?:'re| are))|^been)"
         rf"(?: both| all)? (?:a |an |strictly |fully |mostly |now |on |on a |doing |doing a )*"
         rf"({_DIET})(?:ian)?\b"
-        rf"|\bi(?: only| strictly| mostly)? (?:eat|keep|follow|go) (?:a |an |only |strictly )*"
+        rf"|\b(?:i|we)(?: only| strictly| mostly)? (?:eat|keep|follow|go) "
+        rf"(?:a |an |only |strictly )*"
         rf"({_DIET})\b",
         low,
     )
@@ -283,14 +291,32 @@ def _here_en(s: str, out: SentenceUpdates) -> bool:
         out.add("facts", low)
     elif low.split()[-1] in lexicon.ROLE_WORDS and len(low.split()) <= 4:
         out.add("context", said, key="role")
+    elif _signed(said):  # "Priyanka here", as one signs a message
+        out.add("context", said, key="name")
     else:
         return False
     return True
 
 
+def _signed(said: str) -> bool:
+    """One or two capitalised words that are a name: no common word, demonym or technology."""
+    words = said.split()
+    return (
+        1 <= len(words) <= 2
+        and not lexicon.tech(said)
+        and all(
+            re.fullmatch(r"[A-Z][a-z'-]+", w)
+            and not re.search(r"'(?:m|s|re|ve|ll|d|t)$", w)  # "I'm here to ask..."
+            and w.lower() not in lexicon.NOT_NAMES_EN
+            and w.lower() not in lexicon.DEMONYMS_EN
+            for w in words
+        )
+    )
+
+
 #: where the user comes from, and where they live now
 _HOMETOWN = re.compile(
-    r"\bi (?:grew up|was raised|was brought up|was born) in (.+?)(?: but | and |,|$)"
+    r"(?:\bi |^)(?:grew up|was raised|was brought up|was born) in (.+?)(?: but | and |,|$)"
     r"|^(?:i was )?born and (?:raised|bred) in (.+?)(?: but | and |,|$)"
     r"|\bi(?:'m| am) (?:originally )?from (.+?)(?: but | and |,|$)"
     r"|\bi come from (.+?)(?: but | and |,|$)"
@@ -299,12 +325,13 @@ _HOMETOWN = re.compile(
 )
 _LOCATION = re.compile(
     r"(?:^|\bi |\bwe |^(?:i|we)\b.* (?:but|and|then) )"  # not "my friend moved to X"
-    r"(?:'ve |have )?(?:just |recently |finally )?(?:moved|relocated) (?:from .+? )?to (.+)$"
+    r"(?:'ve |have )?(?:just |recently |finally )?(?:moved|relocated) (?:back )?(?:from .+? )?"
+    r"(?:back )?to (.+)$"
     r"|(?:^|\bi |\bwe )(?:'ve |have )?(?:just |finally )?moved into (?:my|our|a) (?:new )?"
     r"(?:place|flat|apartment|house|home) in (.+)$"
     r"|\bi (?:work|live) (?:remotely |from home )?(?:from|out of) (.+)$"
     r"|\b(?:i(?:'m| am)|we(?:'re| are)) based (?:in|out of) (.+)$"
-    r"|^(?:currently |now )?living in (.+)$",
+    r"|^(?:currently |now )?(?:living|based) (?:in|out of) (.+)$",
     re.I,
 )
 #: "a tiny village in Cornwall": the place is after the kind of place
@@ -333,7 +360,10 @@ def _family_key(said: str) -> str:
     low = said.lower()
     if re.fullmatch(_BREEDS, low):
         return "dog"
-    return {"fiance": "fiancé", "fiancee": "fiancée"}.get(low, low)
+    # a kid word is a child ("my little girl Anaya"; _KIDS_EN reads boy and girl as kids)
+    return {"fiance": "fiancé", "fiancee": "fiancée", "girl": "daughter", "boy": "son"}.get(
+        low, low
+    )
 
 
 def _family_en(s: str, out: SentenceUpdates) -> bool:
@@ -365,7 +395,7 @@ def _family_en(s: str, out: SentenceUpdates) -> bool:
         m := re.search(
             rf"\b(?i:my|our) ((?i:{family}))(?:'s name is| is named| is called|'s called) {_NAME}"
             # "my son Noah just started...", "our dog Biscuit": a capitalised name next
-            rf"|\b(?i:my|our) ((?i:{family})),? ([A-Z][a-z'-]{{1,20}})\b",
+            rf"|\b(?i:my|our)(?: [a-z-]+){{0,2}}? ((?i:{family})),? ([A-Z][a-z'-]{{1,20}})\b",
             s,
         )
     ):
@@ -389,6 +419,7 @@ def _family_en(s: str, out: SentenceUpdates) -> bool:
 
 
 _ZH_DIETS = {
+    "鱼素": "鱼素",
     "素": "素食",
     "素食": "素食",
     "纯素": "纯素",
@@ -447,7 +478,8 @@ ZH_NAMEABLE = re.compile(rf"({_ZH_PET_WORDS}|{_ZH_CHILD_WORDS}).{{0,3}}$")
 ZH_CHILD = re.compile(rf"(?:我|俺)的?({_ZH_CHILD_WORDS})")
 _ZH_CONDITIONS = (
     "哮喘|糖尿病|高血压|心脏病|癫痫|偏头痛|胃病|颈椎病|腰椎间盘突出|抑郁症|焦虑症|失眠|"
-    "过敏性鼻炎|痛风|贫血|乳糖不耐受?"
+    "过敏性鼻炎|痛风|贫血|乳糖不耐受?|(?:轻度|中度|重度)(?:抑郁|焦虑)|甲减|甲亢|桥本|多囊|"
+    "乙肝|鼻炎|湿疹|荨麻疹|高血脂|脂肪肝|心律不齐"
 )
 _ZH_NAME = r"([\u4e00-\u9fffA-Za-z]{1,6}?)"
 #: relatives and friends: a fact said of them after 我 ("我老公…", "我妈…") is theirs
@@ -456,6 +488,8 @@ ZH_KIN = re.compile(
     r"哥|姐|弟|妹|爷|奶|外公|外婆|老板|领导"
 )
 _ZH_END = r"(?:[了啦呀哦的呢啊吧。！!~，,]|$)"
+#: a city the lexicon knows, as a pattern (longest first: 哈尔滨 before a two-character prefix)
+_ZH_CITY = "|".join(sorted(lexicon.ZH_CITIES, key=len, reverse=True))
 
 
 _ZH_COUNTS = {"一": "一", "俩": "两", "两": "两", "二": "两", "三": "三", "四": "四", "仨": "三"}
@@ -482,6 +516,7 @@ _ZH_PARTNERS = {
     "女朋友": "girlfriend",
     "未婚夫": "fiancé",
     "未婚妻": "fiancée",
+    "对象": "partner",
 }
 
 
@@ -489,7 +524,7 @@ def _zh_family(body: str, out: SentenceUpdates) -> bool:
     """How many children or pets, partners' names, being married."""
     found = False
     m = re.search(
-        r"(?:^|我|我家|我们家|俺)(?:有|养了|养着)?(一|俩|两|二|三|四|仨)(?:个|只|条)?"
+        r"(?:^|我|我家|我们家|俺|家里|家)(?:有|养了|养着)?(一|俩|两|二|三|四|仨)(?:个|只|条)?"
         rf"(娃|{_ZH_CHILD_WORDS}|{_ZH_PET_WORDS})",
         body,
     )
@@ -503,10 +538,12 @@ def _zh_family(body: str, out: SentenceUpdates) -> bool:
     # "我老公叫阿杰", "我和女朋友小雨在一起五年了"; not "我老婆喜欢猫"
     if m := re.search(
         rf"(?:我|俺)(?:的)?({partners})(?:叫|名叫|名字叫){_ZH_NAME}{_ZH_END}"
-        rf"|(?:我|俺)(?:和|跟)({partners})([\u4e00-\u9fff]{{1,3}}?)(?:在一起|结婚|一起)",
+        # "我老公阿杰最近…", "我女朋友小雨": a name in the usual forms right after the word
+        rf"|(?:我|俺)(?:的)?({partners})((?:小|阿)[\u4e00-\u9fff])(?![\u4e00-\u9fff]?[子们叫是])"
+        rf"|(?:我|俺)(?:和|跟)({partners})([\u4e00-\u9fff]{{1,3}}?)(?:在一起|结婚|一起|异地)",
         body,
     ):
-        said, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        said, name = next((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i))
         if (
             not re.match(r"[是在和跟也都很不就还说去做有对]", name)
             and name not in lexicon.ZH_NOT_NAMES
@@ -534,8 +571,8 @@ def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
     found = False
     if m := re.search(
         r"(?:我|本人|俺)(?:是|一直|平时|现在|已经|从小|最近|在|搞|坚持)*(?:吃)?"
-        r"(素食者?|素食主义者|纯素|全素|清真|生酮饮食|生酮)"
-        r"|(?:^|我|俺)(?:一直|平时|现在|只)*吃(素|清真)"
+        r"(鱼素|素食者?|素食主义者|纯素|全素|清真|生酮饮食|生酮)"
+        r"|(?:^|我|俺)(?:一直|平时|现在|只)*吃(鱼素|素|清真)"
         # a first clause with no subject is the speaker's: "最近在搞生酮饮食"
         r"|^(?:最近|现在|目前|一直)*在?(?:搞|坚持|做)(生酮饮食|生酮)",
         body,
@@ -571,6 +608,9 @@ def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
         cond = m.group(1)
         out.add("facts", cond if cond.startswith("乳糖") else "有" + cond)
         found = True
+    elif m := re.search(r"(?:我|俺|本人)是(乙肝|丙肝|艾滋)(?:病毒)?携带者", body):
+        out.add("facts", f"是{m.group(1)}携带者")
+        found = True
     elif re.search(r"(?:我|本人)(?:现在|目前|已经)?(?:怀孕|在怀孕|是孕妇)", body):
         out.add("facts", "怀孕")
         found = True
@@ -584,35 +624,52 @@ def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
     return found
 
 
+_ZH_PROVINCE = (
+    "河北|山西|辽宁|吉林|黑龙江|江苏|浙江|安徽|福建|江西|山东|河南|湖北|湖南|广东|海南|四川|"
+    "贵州|云南|陕西|甘肃|青海|台湾|内蒙古|广西|西藏|宁夏|新疆"
+)
+
+
+def _city(place: str) -> str:
+    """The city of "贵州毕节" / "湖南省邵阳": the province before it is dropped."""
+    m = re.fullmatch(rf"(?:{_ZH_PROVINCE})(?:省)?(.{{2,4}})", place)
+    return m.group(1) if m else place
+
+
 def _zh_home(body: str, out: SentenceUpdates) -> bool:
     """Where the user comes from and where they live now."""
     found = False
     if (
         m := re.search(r"(?:我|俺)(?:的)?老家(?:是|在)(.{2,10}?)" + _ZH_END, body)
+        or re.search(r"(?:我|俺)(?:是)?(" + _ZH_PROVINCE + r")(?:省)?(.{2,4}?)人" + _ZH_END, body)
+        or re.search(r"(?:我|俺)(?:的)?老家(?:就)?(" + _ZH_CITY + ")" + _ZH_END, body)
         or re.search(r"(?:我|俺)(?:是)?(?:从小|小时候)?在(.{2,8}?)长大", body)
         or re.search(r"(?:我|俺)是(?:土生土长的|地道的)?(.{2,4}?)人" + _ZH_END, body)
     ):
-        place = m.group(1)
+        place = _city(m.group(m.lastindex or 1))
         if not re.search(r"[一个的好坏]", place):
             out.add("context", place, key="hometown")
             found = True
     if m := (
         re.search(r"^(?:坐标|我?人在)(.{2,8}?)" + _ZH_END, body)
         or re.search(
-            r"(?:^|我|我们|俺)(?:上个月|上周|去年|今年|最近|刚|刚刚|已经|前阵子|前段时间)*"
-            r"(?:被(?:公司)?)?(?:搬到|搬去|搬来|搬家到|调到|调去)了?(.{2,8}?)" + _ZH_END,
+            r"(?:^|我|我们|俺)(?:家)?(?:上个月|上周|去年|今年|最近|刚|刚刚|已经|前阵子|前段时间)*"
+            r"(?:从.{2,6}?)?(?:被(?:公司)?)?(?:搬到|搬去|搬来|搬家到|调到|调去|搬回)了?(?:老家)?"
+            r"(.{2,8}?)" + _ZH_END,
             body,
         )
     ):
-        place = m.group(1)
+        place = _city(m.group(1))
+        if "老家" in m.group(0):  # "搬回了老家烟台": home again
+            out.add("context", place, key="hometown")
         if place in lexicon.ZH_CITIES or re.fullmatch(r"[\u4e00-\u9fff]{2,4}", place):
             out.add("context", place, key="location")
             found = True
     # "我们家在北京"; "我在杭州上班" is where the user lives ("我在腾讯工作" names an
     # employer: older rules); "我家在三楼" is a floor: only a known city counts
     elif (
-        m := re.search(r"(?:我|我们|俺)家(?:住)?在(.{2,4}?)" + _ZH_END, body)
-        or re.search(r"(?:我|俺)(?:现在|目前)?在(.{2,4}?)(?:上班|工作|生活|定居)", body)
+        m := re.search(r"(?:我|我们|俺)家(?:就|也|现在|目前)?(?:住)?在(.{2,4}?)" + _ZH_END, body)
+        or re.search(r"(?:我|俺)(?:现在|目前|就)?在(.{2,4}?)(?:上班|工作|生活|定居|住)", body)
     ) and m.group(1) in lexicon.ZH_CITIES:
         out.add("context", m.group(1), key="location")
         found = True
@@ -672,7 +729,9 @@ def _zh_answers(body: str, out: SentenceUpdates) -> bool:
     """How to answer: bullet points, emojis, language, length."""
     found = False
     if re.search(
-        r"(?:回答|回复)(?:我)?(?:的时候)?(?:请|尽量)?(?:都)?(?:分点|分条|列点|一条一条)", body
+        r"(?:回答|回复)(?:我)?(?:的时候)?(?:请|尽量)?(?:都)?(?:分点|分条|列点|一条一条)"
+        r"|用(?:要点|列表|分点)(?:的形式)?(?:列出来|列|回答|回复|写)",  # "请用要点列出来"
+        body,
     ):
         out.add("preferences", "bullet points", key="format")
         found = True
@@ -682,7 +741,7 @@ def _zh_answers(body: str, out: SentenceUpdates) -> bool:
         out.add("preferences", "no emojis", key="emojis")
         found = True
     if m := re.search(
-        r"(?:以后|之后|今后|请|都)(?:都)?用(英文|英语|中文|日语|日文|韩语|法语|德语|西班牙语|粤语)"
+        r"(?:^|以后|之后|今后|请|都)(?:都)?用(英文|英语|中文|日语|日文|韩语|法语|德语|西班牙语|粤语)"
         r"(?:回复|回答|跟我说|和我说|聊)",
         body,
     ):

@@ -12,7 +12,8 @@ from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
 
 _FILLER = re.compile(
-    r"^(?:(?:actually|oh|ok|okay|well|btw|by the way|also|and|so|now|yes|yeah|hi|hello|"
+    r"^(?:(?:actually|oh|ok|okay|well|btw|by the way|also|and|so|now|yes|yeah|"
+    r"(?:hi|hey|hello)(?: there| all| everyone)?|hiya|good (?:morning|afternoon|evening)|"
     r"hey|fyi|anyway|these days|nowadays|currently|today|but|right now|update|"
     r"honestly|on weekends|at work)[\s,:]+)+",
     re.IGNORECASE,
@@ -34,7 +35,13 @@ _ZH_TAIL = re.compile(
 )
 #: a clause that ends laughing: only what laughter rarely makes up is read
 _LAUGHTER = re.compile(r"[\s,.!]*\b(?:lol|lmao|haha+)\b[\s.!]*$", re.I)
-_EN_CLAUSE = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:i|we|my|our)\b)|,\s*but\s+", re.I)
+#: where an English sentence's clauses meet: "and / but / so" before a new subject ("I live in
+#: Cebu and the humidity is..."), or ", but" / ", so" ("I work for X, so strikes are...")
+_EN_CLAUSE = re.compile(
+    r",?\s+(?:and|but|so)\s+(?=(?:i|we|my|our|the|it|its|this|that|they|there|he|she|his|her|"
+    r"their|everyone|nobody|people)\b)|,\s*(?:but|so)\s+",
+    re.I,
+)
 _SPLIT = re.compile(r"\s*(?:,|，|、|\band\b|\bplus\b|和|及|与|跟|以及|&)\s*", re.IGNORECASE)
 _PRONOUN = re.compile(r"^(?:it|that|this|them|you|your|these|those|him|her|what|how|why)\b", re.I)
 # a verb where a value should be ("what I like is tea" read as "I like ...")
@@ -172,7 +179,7 @@ def _role_at(text: str, *, check: bool = True) -> tuple[str | None, str | None]:
     the role as said (after "I work as").
     """
     text = re.sub(
-        r"\s+(?:working|focusing|speciali[sz]ing|who|that|based)\b.*$", "", text, flags=re.I
+        r"\s+(?:working|focusing|speciali[sz]ing|who|that|based|and)\b.*$", "", text, flags=re.I
     )
     m = re.match(r"(.+?)\s+(?:at|for|with)\s+(.+)$", text, re.I)
     head = m.group(1) if m else text
@@ -226,7 +233,12 @@ def name_en(raw: str, *, strict: bool) -> str | None:
 
 _ASKS = re.compile(r"[?？][\s\"'”’)\]」』!！?？~…]*$")
 #: where a sentence's parts meet: a comma, or a dash between spaces ("I live in Leeds — any tips?")
-_COMMA = re.compile(r"[,，]|\s+(?:—|–|--|-)\s+")
+_COMMA = re.compile(
+    r"[,，：]|\s+(?:—|–|--|-)\s+"
+    # "I keep halal so can you swap the bacon?": "so" + a question's opening word
+    r"|\s+so\s+(?=(?:can|could|would|will|what|how|which|where|who|should|do|does|is|are|any)\b)",
+    re.I,
+)
 #: a tail that asks to confirm what was just said: "I use Vim, right?" states nothing for sure
 _TAG_QUESTION = re.compile(
     r"^(?:right|correct|yes|no|ok|okay|yeah|huh|eh|true|really|innit|or not|you know|"
@@ -276,7 +288,7 @@ def statement_part(sentence: str) -> str:
     for m in [*_COMMA.finditer(s), None]:
         end = m.start() if m else len(s)
         if _asks(s[start:end], first=not start):
-            return s[:start].rstrip(" ,，—–-") if start else ""
+            return _before(s, start)
         if m:
             start = m.end()
     if not _ASKS.search(s):
@@ -284,7 +296,12 @@ def statement_part(sentence: str) -> str:
     tail = _FILLER.sub("", re.sub(r"[\s?？!！.。~…]+$", "", s[start:])).strip()
     if not start or _TAG_QUESTION.match(tail):
         return ""
-    return s[:start].rstrip(" ,，—–-")
+    return _before(s, start)
+
+
+def _before(s: str, start: int) -> str:
+    """What comes before the part at ``start``, without the separator ("..., " / "... so ")."""
+    return re.sub(r"\s+so$", "", s[:start].rstrip(" ,，—–-"), flags=re.I) if start else ""
 
 
 def extract_en(sentence: str, out: SentenceUpdates) -> None:
@@ -292,7 +309,8 @@ def extract_en(sentence: str, out: SentenceUpdates) -> None:
 
     A typographic apostrophe (``I’m``, as phone keyboards type it) reads as ``'``.
     """
-    for clause in _EN_CLAUSE.split(sentence.replace("’", "'")):
+    typed = re.sub(r"\b(i)(m|ve)\b", r"\1'\2", sentence.replace("’", "'"))  # "im a nurse"
+    for clause in _EN_CLAUSE.split(typed):
         if clause and clause.strip():
             _en_clause(clause, out)
 
@@ -330,11 +348,23 @@ def _before_hypothetical(s: str) -> str:
     start = 0
     for m in [*_COMMA.finditer(s), None]:
         end = m.start() if m else len(s)
-        if lexicon.HYPOTHETICAL_EN.search(s[start:end]):
-            return s[:start].rstrip(" ,，—–-") if start else ""
+        if h := lexicon.HYPOTHETICAL_EN.search(s[start:end]):
+            # a plan or a modal ("me and my girlfriend Noor want to adopt a cat") or a
+            # concession ("reply in English even if I write in German") leaves what was
+            # said before it standing; a supposition ("if", "imagine") takes the part
+            within = _MODAL.fullmatch(h.group()) or s[start : start + h.start()].endswith("even ")
+            cut = start + h.start() if within else start
+            return s[:cut].removesuffix("even ").rstrip(" ,，—–-") if cut else ""
         if m:
             start = m.end()
     return s
+
+
+_MODAL = re.compile(
+    r"would|could|might|should|someday|plan to|planning to|thinking about|considering|"
+    r"going to|gonna|want to|wanna",
+    re.I,
+)
 
 
 def _en_switch(s: str, out: SentenceUpdates) -> bool:
@@ -582,7 +612,11 @@ def _en_name(s: str, out: SentenceUpdates) -> bool:
     ("Sometimes I'm Lazy" introduces nobody). An apposition after a comma may
     add the role and the employer.
     """
-    m = re.search(r"(?:^|,\s*)i(?:'m| am) (.+)$", s, re.I)
+    m = re.search(r"(?:^|,\s*)i(?:'m| am) (.+)$", s, re.I) or re.match(
+        r"(?:it's|its|it is|(?:the )?name's) (.+)$",
+        s,
+        re.I,  # "hey it's Oluwaseun", "Name's X"
+    )
     if not m or not (name := name_en(m.group(1), strict=True)):
         return False
     out.add("context", name, key="name")
@@ -678,9 +712,14 @@ def name_zh(raw: str, *, explicit: bool) -> str | None:
     if not has_cjk(t):
         return name_en(t, strict=True)
     han = t.replace("·", "").replace("•", "")
-    if not re.fullmatch(f"[{CJK_IDEOGRAPHS}]+", han) or STOP_WORDS_ZH & set(han):
+    # 一 is a stop word, and a common character of a given name (王一博), never its first
+    if not re.fullmatch(f"[{CJK_IDEOGRAPHS}]+", han) or STOP_WORDS_ZH & (set(han) - {"一"}):
         return None
-    if not (2 <= len(t) <= 4 or ("·" in t and len(t) <= 12)) or t in lexicon.ZH_NOT_NAMES:
+    if (
+        han[0] == "一"
+        or not (2 <= len(t) <= 4 or ("·" in t and len(t) <= 12))
+        or t in lexicon.ZH_NOT_NAMES
+    ):
         return None
     if explicit or t[0] in lexicon.ZH_SURNAMES or t[:2] in lexicon.ZH_SURNAMES:
         return t
@@ -732,6 +771,12 @@ def _zh_context(body: str, out: SentenceUpdates) -> bool:
     return _zh_work(body, out)
 
 
+#: how long one has done it, after a job: "在顺丰当快递员三年了"
+_DURATION = re.compile(
+    r"(?:已经)?(?:\d+|[一二两三四五六七八九十半几]+)(?:多)?(?:年|个月)(?:多)?了?$"
+)
+
+
 def _zh_work(body: str, out: SentenceUpdates) -> bool:
     """Job, workplace, home: "我是(一名)X", "我是做X的", "我做X工作", "我在X当Y", "我住在X"."""
     lead = r"(?:^|我)(?:其实|现在|目前|也|还|主要)*"
@@ -739,21 +784,33 @@ def _zh_work(body: str, out: SentenceUpdates) -> bool:
         if trade := _trade_zh(m.group(1)):
             out.add("context", trade, key="role")
         return True
+    m = re.search(r"我(?:现在|目前)?在(.+?)(当|做|担任|任|从事)(.+)$", body)
+    said = _clean_role_zh(_DURATION.sub("", m.group(3))) if m else ""
+    if m and (role := _role_zh(said) or (_trade_zh(said) if m.group(2) in "做从事" else None)):
+        _zh_location_or_employer(_clean_zh(m.group(1)), out)
+        out.add("context", role, key="role")
+        return True
     if m := re.search(lead + r"是(?:一名|一个|一位|个|名)?(.+)$", body):
-        if role := _role_zh(_clean_role_zh(m.group(1))):
+        said = _clean_role_zh(m.group(1))
+        # "华为的硬件工程师": the employer, then the role
+        org, _, job = said.rpartition("的") if "的" in said else ("", "", said)
+        if role := _role_zh(job):
+            if org and 2 <= len(org) <= 10 and not org.startswith(("我", "你", "他", "她")):
+                out.add("context", org, key="employer")
             out.add("context", role, key="role")
+        elif len(said) == 3 and said[0] in lexicon.ZH_SURNAMES and name_zh(said, explicit=False):
+            out.add("context", said, key="name")  # "我是韦一舟": a full name, surname first
+        return True
+    # "本人药剂师" (本人 reads as 我): a job noun right after the subject, no verb
+    m = re.fullmatch(r"我(?:一名|一个|一位)?([^在做当是的想要会用吃有喜住]{2,8})", body)
+    if m and (role := _role_zh(_clean_role_zh(m.group(1)))):
+        out.add("context", role, key="role")
         return True
     if m := re.search(lead + r"(?:一直)?(?:做|从事|搞)(.+?)(?:方面的?|相关的?)?工作", body):
         if trade := _trade_zh(m.group(1)):
             out.add("context", trade, key="role")
         return True
-    m = re.search(r"我(?:现在|目前)?在(.+?)(当|做|担任|任|从事)(.+)$", body)
-    said = _clean_role_zh(m.group(3)) if m else ""
-    if m and (role := _role_zh(said) or (_trade_zh(said) if m.group(2) in "做从事" else None)):
-        _zh_location_or_employer(_clean_zh(m.group(1)), out)
-        out.add("context", role, key="role")
-        return True
-    if m := re.search(r"我(?:现在)?(?:在|于)(.+?)(?:工作|上班|任职)", body):
+    if m := re.search(r"我(?:现在)?(?:在|于)(.+?)(?:工作|上班|任职|打工)", body):
         _zh_location_or_employer(_clean_zh(m.group(1)), out)
         return True
     if m := re.search(r"我(?:现在)?(?:住在|住|生活在|定居在|定居)(.+)$", body):

@@ -28,7 +28,17 @@ __all__ = ["OfflineProfileExtractor"]
 
 #: a Chinese clause that opens with a verb or a place, no subject of its own: it
 #: shares the subject of the clause before it (Chinese drops a repeated subject)
-_SUBJECTLESS = re.compile(r"(?:在|住在|住|做|当|从事|负责|会|也|还|平时|现在|目前|一直|养了|有)")
+_SUBJECTLESS = re.compile(
+    r"(?:在|住在|住|常住|做|当|从事|负责|会|也|还|平时|现在|目前|一直|养了|有|老家|叫(?!我)|定居|"
+    r"上个月|去年|今年|最近|刚|之前)"
+)
+#: the first person as people write it: 本人 (formal), 俺 (northern), 咱 (not 咱们: "we")
+_FIRST_PERSON = re.compile(r"^(?:本人|俺|咱(?!们))")
+#: a clause with a subject of its own that is not the user: it ends the user's run
+_OTHER_SUBJECT = re.compile(r"(?:这|那|他|她|它|你|您|大家|别人|人家|有人|朋友)")
+
+
+_EMOJI = re.compile(r"\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+(?:\uFE0F)?\s+")
 
 
 def _clauses(text: str) -> Iterator[str]:
@@ -40,22 +50,27 @@ def _clauses(text: str) -> Iterator[str]:
     its sentence. A clause with no subject after one whose subject is the user
     ("我叫小王，在上海做前端开发") is read as the user's.
     """
-    for sent in filter(None, map(statement_part, split_sentences(text))):
+    # an emoji ends what was said before it ("Priyanka here 😊 what's a good stretch?")
+    parts = (p for s in split_sentences(text) for p in _EMOJI.split(s))
+    first = True
+    for sent in filter(None, map(statement_part, parts)):
         if not has_cjk(sent):
             yield sent
             continue
-        speaker = False  # the sentence's subject is the user ("我叫小王，在上海做前端开发")
+        # the sentence's subject is the user ("我叫小王，在上海做前端开发"); a message's first
+        # sentence with no subject is the user's ("在东莞打工，想问下个税怎么退")
+        speaker = first
+        first = False
         named = ""  # the pet or child the user's last clause introduced
-        for clause in re.split(r"[，,]", sent):
-            part = clause.strip()
+        for clause in re.split(r"[，,：]", sent):  # "请用要点列出来：…" too
+            part = _FIRST_PERSON.sub("我", clause.strip())  # 本人, 俺, 咱 are 我
             if part and named and part.startswith("叫") and not part.startswith("叫我"):
                 part = f"我的{named}{part}"  # "我养了一只橘猫，叫胖虎"
             elif part and speaker and _SUBJECTLESS.match(part):
                 part = "我" + part
-            elif part:  # "我同事…" is the colleague's clause, not the user's
-                speaker = part.startswith(("我", "本人", "俺")) and not ZH_KIN.match(
-                    re.sub(r"^(?:本人|我|俺)的?", "", part)
-                )
+            elif part and (part.startswith("我") or _OTHER_SUBJECT.match(part)):
+                # "我同事…" is the colleague's clause, not the user's
+                speaker = part.startswith("我") and not ZH_KIN.match(re.sub(r"^我的?", "", part))
             # a pet or child named by the next clause ("我养了一只橘猫，叫胖虎")
             found = ZH_CHILD.match(part) or (ZH_NAMEABLE.search(part) if speaker else None)
             named = found.group(1) if found else ""
@@ -119,7 +134,12 @@ class OfflineProfileExtractor:
       children and pets by name ("a dog named Max", "the youngest is Mia", "我家的猫叫咪咪":
       ``context["dog"]``...), teaching jobs ("I teach chemistry", "我在小学教语文") and
       "keep answers short". What "my sister is X" says is the sister's and is not kept
-      (a relative's name is: "my wife's name is Sarah").
+      (a relative's name is: "my wife's name is Sarah");
+    * the way people type in chat: a greeting or a signature ("Hi there, Ksenia here",
+      "hey it's Oluwaseun"), "im", an emoji that ends a sentence, a clause that turns to
+      the assistant ("I keep halal so can you ..."), a plan after a fact ("me and my
+      girlfriend Noor want to ..."); in Chinese 本人, 俺 and 咱 are 我, and a message's first
+      clause with no subject is the user's ("在东莞打工，想问下…").
 
     It never proposes a credential: "my password is X", "my api key is X",
     "我的密码是 X" and any value that redaction would change are skipped

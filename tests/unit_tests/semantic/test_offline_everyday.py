@@ -188,6 +188,66 @@ def test_other_everyday_phrasings_are_kept(
         ("我有二型糖尿病", {"facts: 有二型糖尿病"}),
         # an attribute said in the plural is a value; a state is not
         ("My pronouns are she/her.", {"context.pronouns: she/her"}),
+        # a clause ends at "and" + a new subject, at ", so", and an emoji ends a sentence
+        (
+            "I live in Cebu and the humidity is killing my sourdough, how do I fix it?",
+            {"context.location: Cebu"},
+        ),
+        (
+            "I work for Deutsche Bahn, so strikes are small talk here.",
+            {"context.employer: Deutsche Bahn"},
+        ),
+        ("hi! Priyanka here 😊 what's a good stretch for back pain?", {"context.name: Priyanka"}),
+        ("I'm a pharmacist and patients ask me this all the time.", {"context.role: pharmacist"}),
+        (
+            "I'm vegan and allergic to soy, so tofu is out.",
+            {"context.diet: vegan", "facts: allergic to soy"},
+        ),
+        ("We keep kosher at home, can you adapt this recipe?", {"context.diet: kosher"}),
+        ("My little girl Anaya loves painting.", {"context.daughter: Anaya"}),
+        # Chinese: a dropped subject, a known city in more frames, a job said without 是
+        ("我叫王磊，老家洛阳的，帮我买票", {"context.name: 王磊", "context.hometown: 洛阳"}),
+        ("我在哈尔滨住，冬天很冷", {"context.location: 哈尔滨"}),
+        ("我家就在洛阳，想避开人流", {"context.location: 洛阳"}),
+        ("上个月从武汉搬来苏州了，有什么好的球馆吗？", {"context.location: 苏州"}),
+        ("本人药剂师，帮我整理一份表格", {"context.role: 药剂师"}),
+        ("我是电工，想考个证", {"context.role: 电工"}),
+        ("我有轻度抑郁，最近在看医生", {"facts: 有轻度抑郁"}),
+        # greetings, signatures, "it's X"; a plan or a concession leaves what came before
+        ("Hi there, Ksenia here. Can you recommend a recipe?", {"context.name: Ksenia"}),
+        ("hey it's Oluwaseun, can u help me write a toast", {"context.name: Oluwaseun"}),
+        ("me and my girlfriend Noor want to adopt a cat", {"context.girlfriend: Noor"}),
+        (
+            "please always reply in English even if I write in German",
+            {"preferences.language: English"},
+        ),
+        ("I keep halal so can you swap the bacon?", {"context.diet: halal"}),
+        ("im a sonographer and my wrist hurts", {"context.role: sonographer"}),
+        ("been vegan for 4 years now, any protein powder?", {"context.diet: vegan"}),
+        ("I was diagnosed with ADHD last year", {"facts: has adhd"}),
+        ("our rescue greyhound Pepper is scared of stairs", {"context.dog: Pepper"}),
+        ("currently based in Kamloops, BC — day trip ideas?", {"context.location: Kamloops"}),
+        ("I finally moved back to Dubuque, any coffee shops?", {"context.location: Dubuque"}),
+        ("bullet points only please — what about bikes?", {"preferences.format: bullet points"}),
+        # Chinese: 本人/俺/咱 are 我; a message's first clause with no subject is the user's
+        (
+            "本人在蜜雪冰城做店长，员工老是迟到",
+            {"context.employer: 蜜雪冰城", "context.role: 店长"},
+        ),
+        ("我是华为的硬件工程师", {"context.employer: 华为", "context.role: 硬件工程师"}),
+        ("在顺丰当快递员三年了，想转行", {"context.employer: 顺丰", "context.role: 快递员"}),
+        ("在东莞打工，想问下个税怎么退", {"context.location: 东莞"}),
+        ("离开上海了，现在定居大理", {"context.location: 大理"}),
+        ("我是韦一舟，想问问考研", {"context.name: 韦一舟"}),
+        ("本人湖南邵阳人，说话口音重", {"context.hometown: 邵阳"}),
+        ("老家在贵州毕节，过年回去", {"context.hometown: 毕节"}),
+        ("我老公阿杰最近压力很大", {"context.husband: 阿杰"}),
+        ("我对象叫陈默，我们打算明年结婚", {"context.partner: 陈默"}),
+        ("家里有两个娃，周末怎么安排", {"facts: 有两个孩子"}),
+        ("本人吃鱼素，帮我排个菜单", {"context.diet: 鱼素"}),
+        ("我是乙肝携带者，体检会被刷吗", {"facts: 是乙肝携带者"}),
+        ("用中文回答就行，我英文不太好", {"preferences.language: Chinese"}),
+        ("请用要点列出来：买房要注意什么", {"preferences.format: bullet points"}),
     ],
 )
 def test_the_statement_beside_a_question_or_a_supposition_is_kept(
@@ -207,6 +267,17 @@ def test_the_statement_beside_a_question_or_a_supposition_is_kept(
         "I work as a welder and my hands are always dry, any cream recs?",
         "我女儿最近老是不爱吃饭",  # no name after the word
         "我家在三楼",  # a floor, not a city
+        "I'm here to ask about my order.",  # "X here" signs a name only when X is one
+        "我老家有很多亲戚",  # 老家 with no 是/在 and no known city names no place
+        "我在家住",
+        "我有点抑郁",  # a mood, not a condition
+        "If I had a dog named Rex I'd walk him daily.",
+        "I would love to live in Kyoto.",
+        "It's Monday again.",
+        "叫我一声就行",
+        "我叫一个外卖",
+        "今天好累，在公司加班",
+        "他们家在北京，住得很近",
         "My shifts are all over the place.",
         "My hands are always dry.",
     ],
