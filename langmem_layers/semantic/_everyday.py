@@ -331,7 +331,7 @@ _LOCATION = re.compile(
     r"(?:place|flat|apartment|house|home) in (.+)$"
     r"|\bi (?:work|live) (?:remotely |from home )?(?:from|out of) (.+)$"
     r"|\b(?:i(?:'m| am)|we(?:'re| are)) based (?:in|out of) (.+)$"
-    r"|^(?:currently |now )?(?:living|based) (?:in|out of) (.+)$",
+    r"|^(?:currently |now )?(?:(?:i've |i have )?been )?(?:living|based) (?:in|out of) (.+)$",
     re.I,
 )
 #: "a tiny village in Cornwall": the place is after the kind of place
@@ -539,7 +539,7 @@ def _zh_family(body: str, out: SentenceUpdates) -> bool:
     if m := re.search(
         rf"(?:我|俺)(?:的)?({partners})(?:叫|名叫|名字叫){_ZH_NAME}{_ZH_END}"
         # "我老公阿杰最近…", "我女朋友小雨": a name in the usual forms right after the word
-        rf"|(?:我|俺)(?:的)?({partners})((?:小|阿)[\u4e00-\u9fff])(?![\u4e00-\u9fff]?[子们叫是])"
+        rf"|(?:我|俺)(?:的)?({partners})((?:小|阿)[\u4e00-\u9fff])(?![\u4e00-\u9fff]?[子们叫])"
         rf"|(?:我|俺)(?:和|跟)({partners})([\u4e00-\u9fff]{{1,3}}?)(?:在一起|结婚|一起|异地)",
         body,
     ):
@@ -572,7 +572,7 @@ def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
     if m := re.search(
         r"(?:我|本人|俺)(?:是|一直|平时|现在|已经|从小|最近|在|搞|坚持)*(?:吃)?"
         r"(鱼素|素食者?|素食主义者|纯素|全素|清真|生酮饮食|生酮)"
-        r"|(?:^|我|俺)(?:一直|平时|现在|只)*吃(鱼素|素|清真)"
+        r"|(?:^|我|俺)(?:一个人|一直|平时|现在|只)*吃(鱼素|素|清真)"
         # a first clause with no subject is the speaker's: "最近在搞生酮饮食"
         r"|^(?:最近|现在|目前|一直)*在?(?:搞|坚持|做)(生酮饮食|生酮)",
         body,
@@ -601,15 +601,15 @@ def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
     if m and not ZH_KIN.search(m.group(1)):
         out.add("facts", f"{m.group(1)}不耐受")
         found = True
-    if m := re.search(
-        rf"(?:我|俺|本人)(?:有|患有|得了|一直有)?((?:[一二12]型|轻度|慢性)?(?:{_ZH_CONDITIONS}))",
+    if m := re.search(r"(?:我|俺|本人)是(乙肝|丙肝|艾滋)(?:病毒)?携带者", body):
+        out.add("facts", f"是{m.group(1)}携带者")
+        found = True
+    elif m := re.search(
+        rf"(?:我|俺|本人)(?:有|患有|得了|一直有|是)?((?:[一二12]型|轻度|慢性)?(?:{_ZH_CONDITIONS}))",
         body,
     ):
         cond = m.group(1)
         out.add("facts", cond if cond.startswith("乳糖") else "有" + cond)
-        found = True
-    elif m := re.search(r"(?:我|俺|本人)是(乙肝|丙肝|艾滋)(?:病毒)?携带者", body):
-        out.add("facts", f"是{m.group(1)}携带者")
         found = True
     elif re.search(r"(?:我|本人)(?:现在|目前|已经)?(?:怀孕|在怀孕|是孕妇)", body):
         out.add("facts", "怀孕")
@@ -643,23 +643,26 @@ def _zh_home(body: str, out: SentenceUpdates) -> bool:
         m := re.search(r"(?:我|俺)(?:的)?老家(?:是|在)(.{2,10}?)" + _ZH_END, body)
         or re.search(r"(?:我|俺)(?:是)?(" + _ZH_PROVINCE + r")(?:省)?(.{2,4}?)人" + _ZH_END, body)
         or re.search(r"(?:我|俺)(?:的)?老家(?:就)?(" + _ZH_CITY + ")" + _ZH_END, body)
+        or re.search(r"(?:我|俺)(?:的)?老家([\u4e00-\u9fff]{2,3}?)的$", body)  # "老家鹤岗的"
         or re.search(r"(?:我|俺)(?:是)?(?:从小|小时候)?在(.{2,8}?)长大", body)
         or re.search(r"(?:我|俺)是(?:土生土长的|地道的)?(.{2,4}?)人" + _ZH_END, body)
     ):
         place = _city(m.group(m.lastindex or 1))
-        if not re.search(r"[一个的好坏]", place):
+        if not re.search(r"[一个的好坏很太挺远近多少有没不是在那这]", place):
             out.add("context", place, key="hometown")
             found = True
     if m := (
         re.search(r"^(?:坐标|我?人在)(.{2,8}?)" + _ZH_END, body)
         or re.search(
-            r"(?:^|我|我们|俺)(?:家)?(?:上个月|上周|去年|今年|最近|刚|刚刚|已经|前阵子|前段时间)*"
+            r"(?:^|我|我们|俺)(?:家|全家|一家)?(?:上个月|上周|去年|今年|最近|刚|刚刚|已经|前阵子|前段时间)*"
             r"(?:从.{2,6}?)?(?:被(?:公司)?)?(?:搬到|搬去|搬来|搬家到|调到|调去|搬回)了?(?:老家)?"
             r"(.{2,8}?)" + _ZH_END,
             body,
         )
     ):
         place = _city(m.group(1))
+        if known := re.match(_ZH_CITY, place):  # "搬来厦门快半年了"
+            place = known.group()
         if "老家" in m.group(0):  # "搬回了老家烟台": home again
             out.add("context", place, key="hometown")
         if place in lexicon.ZH_CITIES or re.fullmatch(r"[\u4e00-\u9fff]{2,4}", place):

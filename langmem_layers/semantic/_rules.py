@@ -8,6 +8,7 @@ from collections.abc import Callable
 from langmem_layers._core.text import CJK_IDEOGRAPHS, STOP_WORDS_ZH, has_cjk
 from langmem_layers.semantic import _lexicon as lexicon
 from langmem_layers.semantic._everyday import everyday_en, everyday_zh, place_name
+from langmem_layers.semantic._names import TAIL, name_en, name_zh, role_zh
 from langmem_layers.semantic._normalize import normalize_key, normalize_text
 from langmem_layers.semantic.schema import MergePolicy, ProfileUpdate
 
@@ -21,25 +22,18 @@ _FILLER = re.compile(
 _ZH_FILLER = re.compile(
     r"^(?:其实|对了|另外|顺便说一下|还有|嗯|哦|现在|目前|最近|你好|我们公司|所以)[，,\s]*"
 )
-_TAIL = re.compile(
-    r"(?:\s+(?:now|these days|nowadays|at work|at the moment|currently|as well|too|also|"
-    r"every day|daily|a lot|very much|so much|mostly|mainly|instead|anymore|already|"
-    r"(?:pretty|really|very|quite|fairly|reasonably) well|well|fluently|a bit|a little|"
-    r"for work|at home|right now|full[- ]time|today|yesterday|recently|lately|"
-    r"last (?:week|month|year|quarter)|this (?:week|month|year|quarter)|"
-    r"by (?:trade|profession|training)|\w+ (?:days|weeks|months|years) ago))+$",
-    re.IGNORECASE,
-)
 _ZH_TAIL = re.compile(
     r"(?:了|啦|呀|哦|的|呢|啊|现在|目前|平时|这边|一下|工作|写代码|开发|做项目)+$"
 )
-#: a clause that ends laughing: only what laughter rarely makes up is read
-_LAUGHTER = re.compile(r"[\s,.!]*\b(?:lol|lmao|haha+)\b[\s.!]*$", re.I)
+#: laughter ends what is said for sure ("my cat Pickle is on the keyboard lol, sorry")
+_LAUGHTER = re.compile(r"[\s,.!]*\b(?:lol|lmao|haha+)\b", re.I)
 #: where an English sentence's clauses meet: "and / but / so" before a new subject ("I live in
 #: Cebu and the humidity is..."), or ", but" / ", so" ("I work for X, so strikes are...")
 _EN_CLAUSE = re.compile(
-    r",?\s+(?:and|but|so)\s+(?=(?:i|we|my|our|the|it|its|this|that|they|there|he|she|his|her|"
-    r"their|everyone|nobody|people)\b)|,\s*(?:but|so)\s+",
+    r",?\s+(?:and|but|so)\s+(?=(?:now\s+)?(?:i|we|my|our|the|it|its|this|that|they|there|he|"
+    r"she|his|her|their|everyone|nobody|people)\b)|,\s*(?:but|so)\s+"
+    # "Hi, I'm Casimir, I live in Kuopio": a comma before a new "I"; "intro: name's Bronagh"
+    r"|,\s+(?=(?:i|i'm|i've|we|we're|my)\s)|:\s+",
     re.I,
 )
 _SPLIT = re.compile(r"\s*(?:,|，|、|\band\b|\bplus\b|和|及|与|跟|以及|&)\s*", re.IGNORECASE)
@@ -61,7 +55,7 @@ def _clean(text: str) -> str:
     t = re.sub(r"\s*(?:,|;|—|--| - ).*$", "", t)
     t = re.sub(r"\s+(?:and|but|so|because)\s+(?:i|we|it|they)\b.*$", "", t, flags=re.I)
     t = re.sub(r"[.!?。！？;；,，:：]+$", "", t).strip()
-    t = _TAIL.sub("", t).strip()
+    t = TAIL.sub("", t).strip()
     t = re.sub(
         r"\s+(?:for|at|in|on|with|because|since|which|who|when|where|as)\b.*$", "", t, flags=re.I
     )
@@ -179,7 +173,7 @@ def _role_at(text: str, *, check: bool = True) -> tuple[str | None, str | None]:
     the role as said (after "I work as").
     """
     text = re.sub(
-        r"\s+(?:working|focusing|speciali[sz]ing|who|that|based|and)\b.*$", "", text, flags=re.I
+        r"\s+(?:working|focusing|speciali[sz]ing|who|that|based|and|so)\b.*$", "", text, flags=re.I
     )
     m = re.match(r"(.+?)\s+(?:at|for|with)\s+(.+)$", text, re.I)
     head = m.group(1) if m else text
@@ -191,44 +185,6 @@ def _role_at(text: str, *, check: bool = True) -> tuple[str | None, str | None]:
     if not re.match(r"[A-Z]", employer) or employer.lower() in lexicon.NOT_NAMES_EN:
         employer = ""
     return role, employer or None
-
-
-_NAME_WORD = re.compile(r"^[^\W\d_]+(?:['-][^\W\d_]+)*$")
-
-
-def name_en(raw: str, *, strict: bool) -> str | None:
-    """The name a user gives ("Bob", "Priya Sharma"), or None if it is no name.
-
-    A name is one to three words of letters ("O'Brien", "Jean-Luc"), none a
-    common word ("tired", "later", "fine"), a nationality or creed ("Canadian"),
-    a technology, or a possessive; it never starts with an article ("call me a
-    taxi"). ``strict`` (after "I'm" or "call me", where most words are no name)
-    wants every word capitalised and not in capitals ("I'm OK"); otherwise ("my
-    name is bob") a lower-case name is capitalised.
-    """
-    t = raw.strip().strip("\"'`“”‘’").strip()
-    if re.match(r"(?:a|an|the|my|our|your|his|her|their|this|that|some)\s", t, re.I):
-        return None
-    t = re.split(r"\s*(?:[,;:()!?。，！？]|—|--| - )", t)[0]
-    t = re.sub(r"[.!?]+$", "", t).strip()
-    t = re.sub(r"\s+(?:from|and|but|here|by the way|btw|though|again)\b.*$", "", t, flags=re.I)
-    t = _TAIL.sub("", t).strip()
-    words = t.split()
-    if not 1 <= len(words) <= 3 or lexicon.tech(t):
-        return None
-    for w in words:
-        low = w.lower()
-        if len(w) < 2 or not _NAME_WORD.match(w) or low in lexicon.NOT_NAMES_EN:
-            return None
-        if low.endswith("'s"):  # "I'm Bob's dad"
-            return None
-        if lexicon.DEMONYMS_EN & {low, *low.split("-")}:  # "Canadian", "Mexican-American"
-            return None
-        if strict and (not w[0].isupper() or (len(w) > 1 and w.isupper())):
-            return None
-        if not strict and w.islower() and low.endswith(("ing", "ed")):
-            return None  # "my name is spelled ..."
-    return " ".join(w[0].upper() + w[1:] if w.islower() else w for w in words)
 
 
 _ASKS = re.compile(r"[?？][\s\"'”’)\]」』!！?？~…]*$")
@@ -309,7 +265,7 @@ def extract_en(sentence: str, out: SentenceUpdates) -> None:
 
     A typographic apostrophe (``I’m``, as phone keyboards type it) reads as ``'``.
     """
-    typed = re.sub(r"\b(i)(m|ve)\b", r"\1'\2", sentence.replace("’", "'"))  # "im a nurse"
+    typed = re.sub(r"\b([iI])(m|ve)\b", r"\1'\2", sentence.replace("’", "'"))  # "im a nurse"
     for clause in _EN_CLAUSE.split(typed):
         if clause and clause.strip():
             _en_clause(clause, out)
@@ -331,7 +287,10 @@ def _en_clause(s: str, out: SentenceUpdates) -> None:
         everyday_en(s[: laugh.start()], out, sure_only=True)  # "my cat Luna ... lol"
         return
     s = _before_hypothetical(s)
-    if not s or everyday_en(s, out) or lexicon.NEGATION_EN.search(s):
+    if not s or everyday_en(s, out):
+        return
+    s = _before_negation(s)
+    if not s or lexicon.NEGATION_EN.search(s):
         return
     for rules in _EN_RULES:
         if rules(s, out):
@@ -357,6 +316,15 @@ def _before_hypothetical(s: str) -> str:
             return s[:cut].removesuffix("even ").rstrip(" ,，—–-") if cut else ""
         if m:
             start = m.end()
+    return s
+
+
+def _before_negation(s: str) -> str:
+    """The clause up to a later part that negates ("good at Excel and SQL, just not Python")."""
+    parts = [m.start() for m in _COMMA.finditer(s)]
+    for cut in parts:
+        if lexicon.NEGATION_EN.search(s[cut:]) and not lexicon.NEGATION_EN.search(s[:cut]):
+            return s[:cut]
     return s
 
 
@@ -451,7 +419,14 @@ def _describes(attr: str, verb: str, value: str) -> bool:
     return bool(
         (verb.lower() == "are" and attr not in _PLURAL_ATTRIBUTES)
         or re.match(
-            r"(?:always|so|very|really|super|too|a bit|kind of|pretty|quite)\b", value, re.I
+            r"(?:always|so|very|really|super|too|a bit|kind of|pretty|quite|still|getting|not|"
+            # a judgement is a state too: "my sleep is a mess", "my dutch is terrible"
+            r"terrible|awful|horrible|bad|good|great|fine|ok|okay|amazing|(?:a )?mess|"
+            r"(?:a )?nightmare|(?:a )?disaster|killing|driving|broken|"
+            # a status: "my refund is late", "my order is missing"
+            r"late|delayed|overdue|missing|lost|ready|done|coming|here|gone)\b",
+            value,
+            re.I,
         )
     )
 
@@ -483,6 +458,13 @@ def _en_context(s: str, out: SentenceUpdates) -> bool:
         if role:
             _add_role(out, role, employer)
             return True
+    if m := re.search(
+        r"\b(?i:i(?: study|'m studying| am studying|'m a (?:\w+ )?(?:year|student)| am a "
+        r"(?:\w+ )?(?:year|student)) at) ((?:the )?[A-Z][\w'&.-]*(?: (?:of )?[A-Z][\w'&.-]*){0,5})",
+        s,
+    ):
+        out.add("context", m.group(1), key="school")  # "I study at Kyushu University"
+        return True
     if m := re.search(r"\bi (?:just |recently )?(?:joined|started at) (.+)$", s, re.I):
         out.add("context", _clean(m.group(1)), key="employer")
         return True
@@ -506,7 +488,10 @@ def _en_context(s: str, out: SentenceUpdates) -> bool:
         s,
         re.I,
     ):
-        out.add("context", _clean(re.sub(r"\s+as\s+.*$", "", m.group(1))), key="employer")
+        employer, _, role = m.group(1).partition(" as ")
+        out.add("context", _clean(employer), key="employer")
+        if role := re.sub(r"^(?:an?|the)\s+", "", role.strip(), flags=re.I):  # "for X as a porter"
+            _add_role(out, *_role_at(role, check=False)[:1], None)
         return True
     if m := re.search(
         r"\b(?:i|we) (?:live|am based|'m based|reside|am living|'m living|are living|'re living)"
@@ -554,13 +539,18 @@ def _en_tools_and_tastes(s: str, out: SentenceUpdates) -> bool:
         return True
     if m := re.search(
         r"\bi(?: |'m | am )(?:also |really |actually |even |pretty |quite |very )?"
-        r"(?:know|can speak|speak|good at|fluent in|"
+        r"(?:know|can speak|speak|good at|fluent in|can code in|can program in|"
         r"skilled in|an expert in|"
         r"have \w+ years of experience (?:in|with)) (.+)$",
         s,
         re.I,
     ):
-        said = re.sub(r",? (?:so|but|because|which|and you|you)\b.*$", "", m.group(1), flags=re.I)
+        said = re.sub(
+            r",? (?:so|but|because|which|and you|you|just|except)\b.*$|,\s*\w+ing\b.*$",
+            "",
+            m.group(1),
+            flags=re.I,
+        )
         for part in _parts(said, False):
             if lexicon.tech(part) or _proper(part) or "know" not in m.group(0).lower():
                 out.add("skills", _tech_name(part))
@@ -678,17 +668,10 @@ def _zh_location_or_employer(value: str, out: SentenceUpdates) -> None:
     out.add("context", value, key="location" if value in lexicon.ZH_CITIES else "employer")
 
 
-def _clean_role_zh(text: str) -> str:
+def _cleanrole_zh(text: str) -> str:
     """A Chinese job title as said: punctuation and final particles off, "开发" kept."""
     t = re.sub(r"[.!?。！？;；,，:：~]+$", "", text.strip().strip("\"'`“”‘’")).strip()
     return re.sub(r"(?:工作|[了啦呀哦的呢啊])+$", "", t)
-
-
-def _role_zh(value: str) -> str | None:
-    """``value`` if it names a job: a job ending (工程师, 员, 师...), no member noun (会员)."""
-    if value.endswith(lexicon.ZH_ROLE_SUFFIXES) and not value.endswith(lexicon.ZH_NOT_ROLES):
-        return value
-    return None
 
 
 def _trade_zh(value: str) -> str | None:
@@ -696,36 +679,6 @@ def _trade_zh(value: str) -> str | None:
     if not 2 <= len(value) <= 8 or STOP_WORDS_ZH & set(value):
         return None
     return None if value in lexicon.ZH_NOT_ROLES else value
-
-
-def name_zh(raw: str, *, explicit: bool) -> str | None:
-    """The name after "我叫" / "我的名字是" / "叫我", or None if it is no name.
-
-    A Chinese name is two to four ideographs (a "·" joins a transliterated one),
-    none a particle or pronoun; after "我叫" (which also means "I call / I order":
-    "我叫外卖") it must start with a common surname or 小/老/阿 and not be a
-    kinship or service word (老公, 快递). ``explicit`` ("我的名字是") skips that
-    test. A Latin name ("我叫Bob") is read like an English one, capitalised.
-    """
-    t = re.sub(r"[.!?。！？;；,，~]+$", "", raw.strip().strip("\"'`“”‘’")).strip()
-    t = re.sub(r"(?:就行了?|就好了?|就可以了?|好了|[吧啦呀哦啊了])+$", "", t).strip()
-    if not has_cjk(t):
-        return name_en(t, strict=True)
-    han = t.replace("·", "").replace("•", "")
-    # 一 is a stop word, and a common character of a given name (王一博), never its first
-    if not re.fullmatch(f"[{CJK_IDEOGRAPHS}]+", han) or STOP_WORDS_ZH & (set(han) - {"一"}):
-        return None
-    if (
-        han[0] == "一"
-        or not (2 <= len(t) <= 4 or ("·" in t and len(t) <= 12))
-        or t in lexicon.ZH_NOT_NAMES
-    ):
-        return None
-    if explicit or t[0] in lexicon.ZH_SURNAMES or t[:2] in lexicon.ZH_SURNAMES:
-        return t
-    if t.startswith(lexicon.ZH_NAME_PREFIXES) and not _role_zh(t):
-        return t
-    return None
 
 
 def _zh_context(body: str, out: SentenceUpdates) -> bool:
@@ -758,7 +711,7 @@ def _zh_context(body: str, out: SentenceUpdates) -> bool:
                 out.add("context", name, key="name")
             return True
         if key == "role":  # "我的工作是老师"; "我的工作是很忙" names no job
-            if role := _role_zh(_clean_role_zh(m.group(2))):
+            if role := role_zh(_cleanrole_zh(m.group(2))):
                 out.add("context", role, key="role")
             return True
         if key:
@@ -785,17 +738,22 @@ def _zh_work(body: str, out: SentenceUpdates) -> bool:
             out.add("context", trade, key="role")
         return True
     m = re.search(r"我(?:现在|目前)?在(.+?)(当|做|担任|任|从事)(.+)$", body)
-    said = _clean_role_zh(_DURATION.sub("", m.group(3))) if m else ""
-    if m and (role := _role_zh(said) or (_trade_zh(said) if m.group(2) in "做从事" else None)):
+    said = _cleanrole_zh(_DURATION.sub("", m.group(3))) if m else ""
+    if m and (role := role_zh(said) or (_trade_zh(said) if m.group(2) in "做从事" else None)):
         _zh_location_or_employer(_clean_zh(m.group(1)), out)
         out.add("context", role, key="role")
         return True
     if m := re.search(lead + r"是(?:一名|一个|一位|个|名)?(.+)$", body):
-        said = _clean_role_zh(m.group(1))
+        said = _cleanrole_zh(m.group(1))
         # "华为的硬件工程师": the employer, then the role
         org, _, job = said.rpartition("的") if "的" in said else ("", "", said)
-        if role := _role_zh(job):
-            if org and 2 <= len(org) <= 10 and not org.startswith(("我", "你", "他", "她")):
+        if role := role_zh(job):
+            # "华为的": an employer; "远洋渔船上的": where the job is done, no employer
+            if (
+                2 <= len(org) <= 10
+                and not org.startswith(("我", "你", "他", "她"))
+                and not (org.endswith(("上", "里", "中")))
+            ):
                 out.add("context", org, key="employer")
             out.add("context", role, key="role")
         elif len(said) == 3 and said[0] in lexicon.ZH_SURNAMES and name_zh(said, explicit=False):
@@ -803,14 +761,26 @@ def _zh_work(body: str, out: SentenceUpdates) -> bool:
         return True
     # "本人药剂师" (本人 reads as 我): a job noun right after the subject, no verb
     m = re.fullmatch(r"我(?:一名|一个|一位)?([^在做当是的想要会用吃有喜住]{2,8})", body)
-    if m and (role := _role_zh(_clean_role_zh(m.group(1)))):
+    if m and (role := role_zh(_cleanrole_zh(m.group(1)))):
         out.add("context", role, key="role")
         return True
     if m := re.search(lead + r"(?:一直)?(?:做|从事|搞)(.+?)(?:方面的?|相关的?)?工作", body):
         if trade := _trade_zh(m.group(1)):
             out.add("context", trade, key="role")
         return True
-    if m := re.search(r"我(?:现在)?(?:在|于)(.+?)(?:工作|上班|任职|打工)", body):
+    # "工作五年的程序员", "做外卖骑手两年了": a job with how long one has done it
+    m = re.search(r"(?:^|我)(?:工作|从业|干了|做了).{1,4}的(.{2,8})$", body) or re.search(
+        r"我(?:现在|目前)?(?:在)?(?:做|当|干)(.{2,8})$", body
+    )
+    if m and (role := role_zh(_cleanrole_zh(_DURATION.sub("", m.group(1))))):
+        out.add("context", role, key="role")
+        return True
+    if m := re.search(
+        r"我(?:现在|目前)?在(.{2,12}?(?:大学|学院|中学|高中|小学))(?:读|上|学|念)", body
+    ):
+        out.add("context", m.group(1), key="school")  # "在浙江大学读研"
+        return True
+    if m := re.search(r"我(?:现在)?(?:在|于)(.+?)(?:工作|上班|任职|打工|干了|做了)", body):
         _zh_location_or_employer(_clean_zh(m.group(1)), out)
         return True
     if m := re.search(r"我(?:现在)?(?:住在|住|生活在|定居在|定居)(.+)$", body):

@@ -35,6 +35,9 @@ _SUBJECTLESS = re.compile(
 #: the first person as people write it: 本人 (formal), 俺 (northern), 咱 (not 咱们: "we")
 _FIRST_PERSON = re.compile(r"^(?:本人|俺|咱(?!们))")
 #: a clause with a subject of its own that is not the user: it ends the user's run
+#: a request for fiction: what it goes on to say is a character's ("你假装是个海盗")
+_FICTION = re.compile(r"假装|扮演|虚构|角色")
+_PARTNER = re.compile(r"(?:女朋友|男朋友|老公|老婆|对象|媳妇)")
 _OTHER_SUBJECT = re.compile(r"(?:这|那|他|她|它|你|您|大家|别人|人家|有人|朋友)")
 
 
@@ -47,27 +50,32 @@ def _clauses(text: str) -> Iterator[str]:
     Questions are left out, and of a sentence that states then asks ("I'm Bob,
     and you?") only the statement is kept (:func:`statement_part`). A Chinese
     clause with a hypothetical marker ("如果...，我会...") swallows the rest of
-    its sentence. A clause with no subject after one whose subject is the user
-    ("我叫小王，在上海做前端开发") is read as the user's.
+    its sentence, and so does a request for fiction ("你假装是个海盗，我是船长",
+    "给一个虚构角色写简介：…"). "开玩笑的" after the first clause takes back the
+    clauses before it. A clause with no subject is the user's until a clause names
+    another subject ("我叫小王，在上海做前端开发", "在东莞打工，想问下…").
     """
     # an emoji ends what was said before it ("Priyanka here 😊 what's a good stretch?")
     parts = (p for s in split_sentences(text) for p in _EMOJI.split(s))
-    first = True
+    speaker = True  # until a clause names another subject, a clause without one is the user's
     for sent in filter(None, map(statement_part, parts)):
         if not has_cjk(sent):
             yield sent
             continue
-        # the sentence's subject is the user ("我叫小王，在上海做前端开发"); a message's first
-        # sentence with no subject is the user's ("在东莞打工，想问下个税怎么退")
-        speaker = first
-        first = False
         named = ""  # the pet or child the user's last clause introduced
+        kept: list[str] = []
         for clause in re.split(r"[，,：]", sent):  # "请用要点列出来：…" too
             part = _FIRST_PERSON.sub("我", clause.strip())  # 本人, 俺, 咱 are 我
+            if _FICTION.search(part):
+                break  # what follows is the story's, not the user's
+            if kept and lexicon.RETRACTION.search(part):
+                kept.clear()  # "我是秦始皇，打钱（开玩笑的）…" takes the sentence back
             if part and named and part.startswith("叫") and not part.startswith("叫我"):
                 part = f"我的{named}{part}"  # "我养了一只橘猫，叫胖虎"
             elif part and speaker and _SUBJECTLESS.match(part):
                 part = "我" + part
+            elif part and speaker and _PARTNER.match(part):
+                part, speaker = "我" + part, False  # "女朋友叫思琪，…": hers from here on
             elif part and (part.startswith("我") or _OTHER_SUBJECT.match(part)):
                 # "我同事…" is the colleague's clause, not the user's
                 speaker = part.startswith("我") and not ZH_KIN.match(re.sub(r"^我的?", "", part))
@@ -75,9 +83,10 @@ def _clauses(text: str) -> Iterator[str]:
             found = ZH_CHILD.match(part) or (ZH_NAMEABLE.search(part) if speaker else None)
             named = found.group(1) if found else ""
             if part:
-                yield part
+                kept.append(part)
             if lexicon.CONDITIONAL_ZH.search(clause):
                 break
+        yield from kept
 
 
 def _scan(sent: str, units: list[list[ProfileUpdate]]) -> None:

@@ -248,6 +248,38 @@ def test_other_everyday_phrasings_are_kept(
         ("我是乙肝携带者，体检会被刷吗", {"facts: 是乙肝携带者"}),
         ("用中文回答就行，我英文不太好", {"preferences.language: Chinese"}),
         ("请用要点列出来：买房要注意什么", {"preferences.format: bullet points"}),
+        # second pass: a comma before a new "I", a colon, laughter mid-sentence, a later
+        # negated part, schools, "as a X" after an employer
+        (
+            "Hi, I'm Casimir, I live in Kuopio and my refund is late.",
+            {"context.name: Casimir", "context.location: Kuopio"},
+        ),
+        ("quick intro: name's Bronagh, 34, back into running", {"context.name: Bronagh"}),
+        (
+            "im from Oaxaca originally but now i live in Fresno.",
+            {"context.hometown: Oaxaca", "context.location: Fresno"},
+        ),
+        ("I study at Kyushu University, can you help me?", {"context.school: Kyushu University"}),
+        (
+            "i work for Zalando as a warehouse picker and they changed our shifts.",
+            {"context.employer: Zalando", "context.role: warehouse picker"},
+        ),
+        ("i can code in Rust and Go", {"skills: Rust", "skills: Go"}),
+        ("Im pretty good at Excel and SQL, just not Python yet.", {"skills: Excel", "skills: SQL"}),
+        ("wfh with my cat Pickle on the keyboard lol, sorry", {"context.cat: Pickle"}),
+        ("im a night nurse so my sleep is a mess, any tips", {"context.role: night nurse"}),
+        ("been living in Ghent for 3 months now.", {"context.location: Ghent"}),
+        ("东北银儿在此！老家鹤岗的，现在还是会笑", {"context.hometown: 鹤岗"}),
+        ("搬来厦门快半年了，终于习惯了", {"context.location: 厦门"}),
+        ("工作五年的程序员，颈椎不行了", {"context.role: 程序员"}),
+        ("做外卖骑手两年了，膝盖有点疼", {"context.role: 外卖骑手"}),
+        ("在浙江大学读研，导师天天催论文", {"context.school: 浙江大学"}),
+        ("我在顺丰干了三年了，同事都挺好的", {"context.employer: 顺丰"}),
+        ("家里就我一个人吃素，聚餐很尴尬", {"context.diet: 素食"}),
+        ("我是二型糖尿病，能帮我排个食谱吗", {"facts: 有二型糖尿病"}),
+        ("我男朋友阿杰是个健身狂魔", {"context.boyfriend: 阿杰"}),
+        ("女朋友叫思琪，在上海工作", {"context.girlfriend: 思琪"}),  # the city is hers
+        ("帮我写个交友简介，我是远洋渔船上的轮机长", {"context.role: 轮机长"}),
     ],
 )
 def test_the_statement_beside_a_question_or_a_supposition_is_kept(
@@ -278,6 +310,10 @@ def test_the_statement_beside_a_question_or_a_supposition_is_kept(
         "我叫一个外卖",
         "今天好累，在公司加班",
         "他们家在北京，住得很近",
+        "你假装是个海盗，我是船长，给我讲讲宝藏",  # role play
+        "帮我给一个虚构角色写简介：三十岁的兽医，叫小林，住在大理。",
+        "我是秦始皇，打钱（开玩笑的）说正经的，限额是多少？",
+        "我老家很远的",
         "My shifts are all over the place.",
         "My hands are always dry.",
     ],
