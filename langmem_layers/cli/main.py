@@ -595,8 +595,10 @@ async def _served_memory(args: argparse.Namespace) -> AsyncIterator[MemoryLayers
             saver = stack.enter_context(folder.checkpointer())
         env = {"LANGMEM_HOME": str(folder.path)}
         if args.chroma is not None:
-            host, _, port = args.chroma.rpartition(":")
-            env |= {"LANGMEM_CHROMA_HOST": host or args.chroma, "LANGMEM_CHROMA_PORT": port}
+            host, _, port = (
+                args.chroma.rpartition(":") if ":" in args.chroma else (args.chroma, "", "")
+            )
+            env |= {"LANGMEM_CHROMA_HOST": host, "LANGMEM_CHROMA_PORT": port or "8000"}
         episodes = episode_store_from_env(env)
         memory = MemoryLayers(episodes=episodes, store=store, checkpointer=saver)
         try:
