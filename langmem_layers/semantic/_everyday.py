@@ -48,6 +48,7 @@ _DIETS = {
     "keto": "keto",
     "halal": "halal",
     "kosher": "kosher",
+    "jain": "Jain",
     "plant-based": "plant-based",
     "plant based": "plant-based",
     "paleo": "paleo",
@@ -90,7 +91,8 @@ _PARTNERS_EN = r"wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?"
 #: dog breeds said instead of "dog" ("a golden retriever called Max")
 _BREEDS = (
     r"retriever|labrador|lab|terrier|poodle|spaniel|collie|shepherd|husky|beagle|pug|"
-    r"dachshund|corgi|bulldog|chihuahua|greyhound|whippet|schnauzer|doodle"
+    r"dachshund|corgi|bulldog|chihuahua|greyhound|whippet|schnauzer|doodle|staffy|staffie|"
+    r"westie|frenchie|sheltie|goldie|boxer|rottweiler|dobermann?|kelpie|heeler|pitbull|pittie"
 )
 
 
@@ -153,15 +155,16 @@ def _foods_and_health_en(s: str, low: str, out: SentenceUpdates) -> bool:
         out.add("facts", "doesn't eat " + _tidy(m.group(1)))
         found = True
     if m := re.search(
-        r"\bi(?:'m| am) (?:[\w-]+ and (?:also )?)?(?:severely |very |mildly |a bit |slightly )?"
-        r"allergic to (.+)$",
+        r"(?:\bi(?:'m| am) (?:[\w-]+ and (?:also )?)?|\b(?:both )?me and my [\w ]{2,30}? are )"
+        r"(?:severely |very |mildly |a bit |slightly )?allergic to (.+)$",
         s,
         re.I,
     ):
         out.add("facts", "allergic to " + _tidy(m.group(1)))
         found = True
     elif m := re.search(
-        r"\bi (?:have|'ve got|have got) (?:a |an )?(severe |serious |mild |bad )?([a-z -]{3,30}?) "
+        r"\bi (?:have|'ve got|have got|got) (?:a |an )?(severe |serious |mild |bad )?"
+        r"([a-z -]{3,30}?) "
         r"allerg(?:y|ies)\b",
         s,
         re.I,
@@ -266,11 +269,12 @@ def _diet_en(low: str, out: SentenceUpdates) -> bool:
         rf"({_DIET})(?:ian)?\b"
         rf"|\b(?:i|we)(?: only| strictly| mostly)? (?:eat|keep|follow|go) "
         rf"(?:a |an |only |strictly )*"
-        rf"({_DIET})\b",
+        rf"({_DIET})\b"
+        rf"|^(?:a |strict |strictly )*({_DIET}) diet\b",  # "Strict Jain diet, no onion..."
         low,
     )
     if m:
-        out.add("context", _DIETS[(m.group(1) or m.group(2))], key="diet")
+        out.add("context", _DIETS[next(g for g in m.groups() if g)], key="diet")
     return m is not None
 
 
@@ -320,6 +324,7 @@ _HOMETOWN = re.compile(
     r"|^(?:i was )?born and (?:raised|bred) in (.+?)(?: but | and |,|$)"
     r"|\bi(?:'m| am) (?:originally )?from (.+?)(?: but | and |,|$)"
     r"|\bi come from (.+?)(?: but | and |,|$)"
+    r"|(?:^|,\s*)originally from (.+?)(?: but | and |,|$)"  # "I'm Priyanka, originally from X"
     r"|\bmy hometown is (.+?)(?: but | and |,|$)",
     re.I,
 )
@@ -330,6 +335,7 @@ _LOCATION = re.compile(
     r"|(?:^|\bi |\bwe )(?:'ve |have )?(?:just |finally )?moved into (?:my|our|a) (?:new )?"
     r"(?:place|flat|apartment|house|home) in (.+)$"
     r"|\bi (?:work|live) (?:remotely |from home )?(?:from|out of) (.+)$"
+    r"|\bi live here in (.+)$"
     r"|\b(?:i(?:'m| am)|we(?:'re| are)) based (?:in|out of) (.+)$"
     r"|^(?:currently |now )?(?:(?:i've |i have )?been )?(?:living|based) (?:in|out of) (.+)$",
     re.I,
@@ -479,7 +485,7 @@ ZH_CHILD = re.compile(rf"(?:我|俺)的?({_ZH_CHILD_WORDS})")
 _ZH_CONDITIONS = (
     "哮喘|糖尿病|高血压|心脏病|癫痫|偏头痛|胃病|颈椎病|腰椎间盘突出|抑郁症|焦虑症|失眠|"
     "过敏性鼻炎|痛风|贫血|乳糖不耐受?|(?:轻度|中度|重度)(?:抑郁|焦虑)|甲减|甲亢|桥本|多囊|"
-    "乙肝|鼻炎|湿疹|荨麻疹|高血脂|脂肪肝|心律不齐"
+    "乙肝|鼻炎|湿疹|荨麻疹|高血脂|脂肪肝|心律不齐|乳糜泻"
 )
 _ZH_NAME = r"([\u4e00-\u9fffA-Za-z]{1,6}?)"
 #: relatives and friends: a fact said of them after 我 ("我老公…", "我妈…") is theirs
@@ -570,7 +576,7 @@ def _zh_diet_and_health(body: str, out: SentenceUpdates) -> bool:
     """A diet, foods not taken, allergies, intolerances, conditions."""
     found = False
     if m := re.search(
-        r"(?:我|本人|俺)(?:是|一直|平时|现在|已经|从小|最近|在|搞|坚持)*(?:吃)?"
+        r"(?:我|本人|俺)(?:是|一直|平时|现在|已经|从小|最近|在|搞|坚持|改成|改吃|换成|开始)*(?:吃)?"
         r"(鱼素|素食者?|素食主义者|纯素|全素|清真|生酮饮食|生酮)"
         r"|(?:^|我|俺)(?:一个人|一直|平时|现在|只)*吃(鱼素|素|清真)"
         # a first clause with no subject is the speaker's: "最近在搞生酮饮食"
@@ -673,7 +679,14 @@ def _zh_home(body: str, out: SentenceUpdates) -> bool:
     elif (
         m := re.search(r"(?:我|我们|俺)家(?:就|也|现在|目前)?(?:住)?在(.{2,4}?)" + _ZH_END, body)
         or re.search(r"(?:我|俺)(?:现在|目前|就)?在(.{2,4}?)(?:上班|工作|生活|定居|住)", body)
-    ) and m.group(1) in lexicon.ZH_CITIES:
+    ) and (
+        m.group(1) in lexicon.ZH_CITIES
+        # "俺家在鹤岗": a two- or three-character place, not a floor or a spot nearby
+        or (
+            re.fullmatch(r"[^\s一二三四五六七八九十楼层号边里附近对面这那哪家]{2,3}", m.group(1))
+            and m.re.pattern.startswith("(?:我|我们|俺)家")
+        )
+    ):
         out.add("context", m.group(1), key="location")
         found = True
     return found

@@ -30,8 +30,9 @@ _LAUGHTER = re.compile(r"[\s,.!]*\b(?:lol|lmao|haha+)\b", re.I)
 #: where an English sentence's clauses meet: "and / but / so" before a new subject ("I live in
 #: Cebu and the humidity is..."), or ", but" / ", so" ("I work for X, so strikes are...")
 _EN_CLAUSE = re.compile(
-    r",?\s+(?:and|but|so)\s+(?=(?:now\s+)?(?:i|we|my|our|the|it|its|this|that|they|there|he|"
-    r"she|his|her|their|everyone|nobody|people)\b)|,\s*(?:but|so)\s+"
+    # (not inside a compound subject: "me and my son Kabir are allergic to...")
+    r"(?<!\bme),?\s+(?:and|but|so)\s+(?=(?:now\s+)?(?:i|we|my|our|the|it|its|this|that|they|"
+    r"there|he|she|his|her|their|everyone|nobody|people|living|based)\b)|,\s*(?:but|so)\s+"
     # "Hi, I'm Casimir, I live in Kuopio": a comma before a new "I"; "intro: name's Bronagh"
     r"|,\s+(?=(?:i|i'm|i've|we|we're|my)\s)|:\s+",
     re.I,
@@ -287,7 +288,10 @@ def _en_clause(s: str, out: SentenceUpdates) -> None:
         everyday_en(s[: laugh.start()], out, sure_only=True)  # "my cat Luna ... lol"
         return
     s = _before_hypothetical(s)
-    if not s or everyday_en(s, out):
+    if not s:
+        return
+    if everyday_en(s, out):
+        _en_name(s, out)  # "I'm Priyanka, originally from Nagpur": the name too
         return
     s = _before_negation(s)
     if not s or lexicon.NEGATION_EN.search(s):
@@ -424,7 +428,7 @@ def _describes(attr: str, verb: str, value: str) -> bool:
             r"terrible|awful|horrible|bad|good|great|fine|ok|okay|amazing|(?:a )?mess|"
             r"(?:a )?nightmare|(?:a )?disaster|killing|driving|broken|"
             # a status: "my refund is late", "my order is missing"
-            r"late|delayed|overdue|missing|lost|ready|done|coming|here|gone)\b",
+            r"late|delayed|overdue|missing|lost|ready|done|coming|here|gone|slow|poor|weak|rusty)\b",
             value,
             re.I,
         )
@@ -450,7 +454,9 @@ def _en_context(s: str, out: SentenceUpdates) -> bool:
     if m := re.search(r"\bi(?: work|(?:'m| am) (?:working|employed)) as (.+)$", s, re.I):
         _add_role(out, *_role_at(m.group(1), check=False))
         return True
-    if m := re.search(r"\bi(?:'m| am) (?:a|an|the) (.+)$", s, re.I):
+    if m := re.search(r"\bi(?:'m| am) (?:now |currently |also )?(?:a|an|the) (.+)$", s, re.I) or (
+        re.match(r"(?:a|an) (.+ (?:at|for) [A-Z].*)$", s)  # "Currently a ramp agent at Ryanair"
+    ):
         said, home = _living_in(m.group(1))
         role, employer = _role_at(said)
         if role and home:
@@ -459,11 +465,13 @@ def _en_context(s: str, out: SentenceUpdates) -> bool:
             _add_role(out, role, employer)
             return True
     if m := re.search(
-        r"\b(?i:i(?: study|'m studying| am studying|'m a (?:\w+ )?(?:year|student)| am a "
-        r"(?:\w+ )?(?:year|student)) at) ((?:the )?[A-Z][\w'&.-]*(?: (?:of )?[A-Z][\w'&.-]*){0,5})",
+        r"\b(?i:(?:i(?: study|'m studying| am studying|'m a (?:\w+ )?(?:year|student)| am a "
+        r"(?:\w+ )?(?:year|student)|'m in (?:year|grade) \d+)|(?:post|under)graduate|phd student) "
+        r"at) ((?:the )?[A-Z][\w'&.-]*(?: (?:of )?[A-Z][\w'&.-]*){0,5})",
         s,
     ):
-        out.add("context", m.group(1), key="school")  # "I study at Kyushu University"
+        school = re.sub(r"^the ", "", m.group(1).rstrip("."), flags=re.I)
+        out.add("context", school, key="school")  # "I study at Kyushu University"
         return True
     if m := re.search(r"\bi (?:just |recently )?(?:joined|started at) (.+)$", s, re.I):
         out.add("context", _clean(m.group(1)), key="employer")
@@ -546,7 +554,8 @@ def _en_tools_and_tastes(s: str, out: SentenceUpdates) -> bool:
         re.I,
     ):
         said = re.sub(
-            r",? (?:so|but|because|which|and you|you|just|except)\b.*$|,\s*\w+ing\b.*$",
+            r",? (?:so|but|because|which|and you|you|just|except|better than|more than)\b.*$"
+            r"|,\s*\w+ing\b.*$",
             "",
             m.group(1),
             flags=re.I,
@@ -603,7 +612,7 @@ def _en_name(s: str, out: SentenceUpdates) -> bool:
     add the role and the employer.
     """
     m = re.search(r"(?:^|,\s*)i(?:'m| am) (.+)$", s, re.I) or re.match(
-        r"(?:it's|its|it is|(?:the )?name's) (.+)$",
+        r"(?:it's|its|it is|this is|(?:the )?name's) (.+)$",
         s,
         re.I,  # "hey it's Oluwaseun", "Name's X"
     )
@@ -737,6 +746,15 @@ def _zh_work(body: str, out: SentenceUpdates) -> bool:
         if trade := _trade_zh(m.group(1)):
             out.add("context", trade, key="role")
         return True
+    # a school: "在浙江大学读研", "我是吉林大学大四的"
+    school = r"(.{2,12}?(?:大学|学院|中学|高中|小学))"
+    if m := re.search(
+        rf"我(?:现在|目前)?在{school}(?:读|上|学|念)"
+        rf"|我是{school}(?:大[一二三四]|研[一二三]|的学生|的研究生|学生)",
+        body,
+    ):
+        out.add("context", m.group(1) or m.group(2), key="school")
+        return True
     m = re.search(r"我(?:现在|目前)?在(.+?)(当|做|担任|任|从事)(.+)$", body)
     said = _cleanrole_zh(_DURATION.sub("", m.group(3))) if m else ""
     if m and (role := role_zh(said) or (_trade_zh(said) if m.group(2) in "做从事" else None)):
@@ -775,15 +793,10 @@ def _zh_work(body: str, out: SentenceUpdates) -> bool:
     if m and (role := role_zh(_cleanrole_zh(_DURATION.sub("", m.group(1))))):
         out.add("context", role, key="role")
         return True
-    if m := re.search(
-        r"我(?:现在|目前)?在(.{2,12}?(?:大学|学院|中学|高中|小学))(?:读|上|学|念)", body
-    ):
-        out.add("context", m.group(1), key="school")  # "在浙江大学读研"
-        return True
     if m := re.search(r"我(?:现在)?(?:在|于)(.+?)(?:工作|上班|任职|打工|干了|做了)", body):
         _zh_location_or_employer(_clean_zh(m.group(1)), out)
         return True
-    if m := re.search(r"我(?:现在)?(?:住在|住|生活在|定居在|定居)(.+)$", body):
+    if m := re.search(r"我们?(?:现在)?(?:住在|住|生活在|定居在|定居)(.+)$", body):
         out.add("context", _clean_zh(m.group(1)), key="location")
         return True
     return False

@@ -28,8 +28,11 @@ __all__ = ["OfflineProfileExtractor"]
 
 #: a Chinese clause that opens with a verb or a place, no subject of its own: it
 #: shares the subject of the clause before it (Chinese drops a repeated subject)
+_LAUGH = re.compile(r"(?:哈{2,}|嘿嘿|\b(?:lol|haha+|lmao)\b)[\s,，!！~]*", re.I)
+_AND = re.compile(r"^(?:而且|并且|另外)")
 _SUBJECTLESS = re.compile(
-    r"(?:在|住在|住|常住|做|当|从事|负责|会|也|还|平时|现在|目前|一直|养了|有|老家|叫(?!我)|定居|"
+    r"(?:而且|并且|另外|在|住在|住|常住|做|当|从事|负责|会|也|还|平时|现在|目前|一直|养了|有|老家|"
+    r"叫(?!我)|定居|"
     r"上个月|去年|今年|最近|刚|之前)"
 )
 #: the first person as people write it: 本人 (formal), 俺 (northern), 咱 (not 咱们: "we")
@@ -73,7 +76,7 @@ def _clauses(text: str) -> Iterator[str]:
             if part and named and part.startswith("叫") and not part.startswith("叫我"):
                 part = f"我的{named}{part}"  # "我养了一只橘猫，叫胖虎"
             elif part and speaker and _SUBJECTLESS.match(part):
-                part = "我" + part
+                part = "我" + _AND.sub("", part)
             elif part and speaker and _PARTNER.match(part):
                 part, speaker = "我" + part, False  # "女朋友叫思琪，…": hers from here on
             elif part and (part.startswith("我") or _OTHER_SUBJECT.match(part)):
@@ -98,7 +101,8 @@ def _scan(sent: str, units: list[list[ProfileUpdate]]) -> None:
     """
     marker = lexicon.RETRACTION.search(sent)
     if marker:
-        before = sent[: marker.start()].strip(" ,，.。!！~")
+        # laughter before the marker is part of it: "哈哈开玩笑的", "haha jk"
+        before = _LAUGH.sub("", sent[: marker.start()]).strip(" ,，.。!！~")
         while not before and units:
             if units.pop():
                 break

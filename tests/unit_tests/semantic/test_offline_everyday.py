@@ -280,6 +280,33 @@ def test_other_everyday_phrasings_are_kept(
         ("我男朋友阿杰是个健身狂魔", {"context.boyfriend: 阿杰"}),
         ("女朋友叫思琪，在上海工作", {"context.girlfriend: 思琪"}),  # the city is hers
         ("帮我写个交友简介，我是远洋渔船上的轮机长", {"context.role: 轮机长"}),
+        # third pass
+        (
+            "I'm Priyanka, originally from Nagpur but living in Pune now.",
+            {"context.name: Priyanka", "context.hometown: Nagpur", "context.location: Pune"},
+        ),
+        (
+            "Currently a ramp agent at Ryanair but I want normal hours.",
+            {"context.role: ramp agent", "context.employer: Ryanair"},
+        ),
+        (
+            "Both me and my son Kabir are allergic to cashews, so no nuts.",
+            {"facts: allergic to cashews", "context.son: Kabir"},
+        ),
+        ("i got a peanut allergy so is this cereal ok", {"facts: allergic to peanut"}),
+        ("Strict Jain diet, no onion or garlic.", {"context.diet: Jain"}),
+        ("hey my staffy Tyson keeps scratching his ears", {"context.dog: Tyson"}),
+        ("I live here in Chennai alone.", {"context.location: Chennai"}),
+        ("俺家在鹤岗，这旮旯没有网点", {"context.location: 鹤岗"}),
+        ("我吃素，而且对芒果过敏", {"context.diet: 素食", "facts: 对芒果过敏"}),
+        ("我之前是生酮，现在改成纯素了", {"context.diet: 纯素"}),
+        ("我有乳糜泻，面粉一点都不能沾", {"facts: 有乳糜泻"}),
+        ("我是吉林大学大四的，学车辆工程", {"context.school: 吉林大学"}),
+        ("我们住在乐山，最近热得很", {"context.location: 乐山"}),
+        (  # "my English reading is slow" describes, it is no attribute
+            "Please answer in Hindi from now on, my English reading is slow.",
+            {"preferences.language: Hindi"},
+        ),
     ],
 )
 def test_the_statement_beside_a_question_or_a_supposition_is_kept(
@@ -314,6 +341,9 @@ def test_the_statement_beside_a_question_or_a_supposition_is_kept(
         "帮我给一个虚构角色写简介：三十岁的兽医，叫小林，住在大理。",
         "我是秦始皇，打钱（开玩笑的）说正经的，限额是多少？",
         "我老家很远的",
+        "my wife is originally from Lagos",
+        "我是秦始皇，打钱！哈哈开玩笑的。",  # laughter before the marker is part of it
+        "我家在这边",
         "My shifts are all over the place.",
         "My hands are always dry.",
     ],
