@@ -111,6 +111,7 @@ def test_extract_remaining_flushes_background_work() -> None:
         "tech_stack": {"rust": "Rust"},
         "context": {"location": "Oslo"},
     }
+    up.close()
 
 
 async def test_async_background_and_aflush() -> None:
@@ -139,6 +140,7 @@ def test_background_job_error_is_logged_not_raised(caplog: pytest.LogCaptureFixt
     assert up.flush(timeout=10)
     assert up.errors == 1
     assert any("profile update failed" in r.message for r in caplog.records)
+    up.close()
 
 
 @pytest.mark.slow
