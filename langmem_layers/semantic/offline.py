@@ -26,10 +26,12 @@ from langmem_layers.semantic.types import Profile
 __all__ = ["OfflineProfileExtractor"]
 
 
-#: a Chinese clause that opens with a verb or a place, no subject of its own: it
-#: shares the subject of the clause before it (Chinese drops a repeated subject)
+#: laughter right before a "just kidding" marker belongs to it ("哈哈开玩笑的", "haha jk")
 _LAUGH = re.compile(r"(?:哈{2,}|嘿嘿|\b(?:lol|haha+|lmao)\b)[\s,，!！~]*", re.I)
+#: a conjunction that continues the user's last clause ("我吃素，而且对芒果过敏")
 _AND = re.compile(r"^(?:而且|并且|另外)")
+#: a Chinese clause that opens with a verb, a place or a time, no subject of its own: it
+#: shares the subject of the clause before it (Chinese drops a repeated subject)
 _SUBJECTLESS = re.compile(
     r"(?:而且|并且|另外|在|住在|住|常住|做|当|从事|负责|会|也|还|平时|现在|目前|一直|养了|有|老家|"
     r"叫(?!我)|定居|"
@@ -37,10 +39,11 @@ _SUBJECTLESS = re.compile(
 )
 #: the first person as people write it: 本人 (formal), 俺 (northern), 咱 (not 咱们: "we")
 _FIRST_PERSON = re.compile(r"^(?:本人|俺|咱(?!们))")
-#: a clause with a subject of its own that is not the user: it ends the user's run
 #: a request for fiction: what it goes on to say is a character's ("你假装是个海盗")
 _FICTION = re.compile(r"假装|扮演|虚构|角色")
+#: a partner opening a clause is the user's partner ("女朋友叫思琪")
 _PARTNER = re.compile(r"(?:女朋友|男朋友|老公|老婆|对象|媳妇)")
+#: a clause with a subject of its own that is not the user: it ends the user's run
 _OTHER_SUBJECT = re.compile(r"(?:这|那|他|她|它|你|您|大家|别人|人家|有人|朋友)")
 
 
