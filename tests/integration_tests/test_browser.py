@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from langmem_layers import MemoryLayers
+from tests.integration_tests.conftest import _stop, free_port
 
 pytestmark = pytest.mark.integration
 
@@ -45,12 +46,6 @@ DIET, PLACE, DOG = "profile:context/diet", "profile:context/location", "profile:
 ADA_PROFILE = {DIET: "vegetarian", PLACE: "Berlin", DOG: "Rex"}
 NOTE = "Prefers short answers"
 TIMEOUT_MS = 10_000
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _seed(folder: Path) -> Path:
@@ -97,19 +92,13 @@ class Server:
         if self.stopped:
             return
         self.stopped = True
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        _stop(self.proc)
 
 
 @contextmanager
 def _serving(folder: Path) -> Iterator[Server]:
     """``langmem-layers ui --storage folder`` on a free loopback port, until the block ends."""
-    port = _free_port()
+    port = free_port()
     out, log = folder.with_suffix(".stdout"), folder.with_suffix(".log")
     env = {k: v for k, v in os.environ.items() if k != "LANGMEM_UI_TOKEN"}
     with out.open("wb") as stdout, log.open("wb") as stderr:
@@ -440,7 +429,7 @@ def test_page_on_another_origin_cannot_write(shared: Server, tab: Tab, tmp_path:
 
 
 def test_ui_off_loopback_without_token_exits_2(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "LANGMEM_UI_TOKEN"}
     started = time.monotonic()
     done = subprocess.run(
@@ -528,7 +517,7 @@ def test_the_browser_serves_postgresql_and_a_chroma_server(
     with layers() as memory:
         memory.add("I'm vegetarian and my dog is called Rex.", user_id="ada")
         memory.add("I work as a nurse in Lyon.", user_id="bob")
-    port, token = _free_port(), "a-server-token-0123456789"
+    port, token = free_port(), "a-server-token-0123456789"
     log = tmp_path / "ui.log"
     with log.open("wb") as stderr:
         proc = subprocess.Popen(
@@ -563,8 +552,7 @@ def test_the_browser_serves_postgresql_and_a_chroma_server(
         )
         assert fixed.status_code == 200, fixed.text
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        _stop(proc)
     assert not (tmp_path / "unused" / "chroma").exists()  # nothing went to the folder's Chroma
     with layers() as memory:
         profile = {i.id: i.metadata["value"] for i in memory.get_all("ada").profile}

@@ -7,7 +7,6 @@ checks what the client sees and, after the server stopped, what the folder holds
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from langmem_layers import MemoryLayers
 from langmem_layers.agent.tools import MEMORY_TOOL_NAMES
+from tests.integration_tests.conftest import _stop, free_port
 
 pytestmark = pytest.mark.integration
 
@@ -75,9 +75,7 @@ async def test_stdio_serves_one_user_with_the_memory_tools(tmp_path: Path) -> No
 def _http_server(folder: Path, tokens: dict[str, str]) -> Iterator[str]:
     token_file = folder / "tokens.json"
     token_file.write_text(json.dumps(tokens), encoding="utf-8")
-    with socket.socket() as probe:  # a free loopback port
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     log = folder / "server.log"
     args = ["mcp", "--storage", str(folder / "data"), "--http", "--tokens", str(token_file)]
     with log.open("wb") as out:
@@ -99,12 +97,7 @@ def _http_server(folder: Path, tokens: dict[str, str]) -> Iterator[str]:
                 time.sleep(0.2)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
 async def _call(url: str, token: str, tool: str, args: dict[str, object]) -> str:
