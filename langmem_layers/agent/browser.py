@@ -81,7 +81,8 @@ def create_browser_app(
             ``("*",)`` accepts any (for a server behind a proxy that checks it).
 
     Raises:
-        ConfigurationError: the token is shorter than 16 characters.
+        ConfigurationError: the token is shorter than 16 characters, or ``memory`` has
+            no store of its own.
         ImportError: the ``ui`` extra (Starlette) is not installed.
 
     """
@@ -98,6 +99,7 @@ def create_browser_app(
             "the memory browser needs an access token of at least 16 characters "
             "(--token or LANGMEM_UI_TOKEN; `langmem-layers ui` makes one on 127.0.0.1)"
         )
+    memory._require_store()  # refused up front, not at the first request
     api = _Api(memory, token.strip().encode())
     hosts = frozenset(h.strip("[]").lower() for h in allowed_hosts)
     page = _static("index.html", "text/html; charset=utf-8")

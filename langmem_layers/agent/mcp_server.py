@@ -167,13 +167,7 @@ def create_mcp_server(
             "pass user_id= (one user, stdio) or tokens= (a user per bearer token, HTTP), "
             "exactly one of them"
         )
-    try:
-        memory.profiles.store  # noqa: B018  (the property resolves the store)
-    except ConfigurationError:
-        raise ConfigurationError(
-            "the MCP server needs MemoryLayers with a store of their own: "
-            "MemoryLayers.open(folder), or MemoryLayers(store=..., checkpointer=...)"
-        ) from None
+    memory._require_store()  # the facade's own check: a store outside a graph run
     mcpserver = _import_mcp()
     kwargs: dict[str, Any] = {}
     if tokens is not None:

@@ -16,6 +16,7 @@ from langmem_layers import MemoryLayers
 from langmem_layers.agent.browser import create_browser_app
 from langmem_layers.cli.main import main
 from langmem_layers.errors import ConfigurationError
+from langmem_layers.testing import DeterministicEmbeddings
 
 TOKEN = "a-browser-token-of-24ch"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -174,6 +175,15 @@ async def test_the_pages_run_only_their_own_script_and_set_text_never_html(
     assert (
         (await client.get("/static/app.js")).headers["content-type"].startswith("text/javascript")
     )
+
+
+async def test_layers_without_a_store_are_refused_up_front(tmp_path: Path) -> None:
+    layers = MemoryLayers(storage=str(tmp_path), embeddings=DeterministicEmbeddings())
+    try:
+        with pytest.raises(ConfigurationError, match="have no store outside a graph run"):
+            create_browser_app(layers, token=TOKEN)
+    finally:
+        await layers.aclose()
 
 
 def test_a_short_token_is_refused(tmp_path: Path) -> None:

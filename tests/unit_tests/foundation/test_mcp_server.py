@@ -59,7 +59,7 @@ async def test_a_server_without_one_way_to_know_its_users_is_refused(
 async def test_layers_without_a_store_are_refused_up_front(tmp_path: Path) -> None:
     layers = MemoryLayers(storage=str(tmp_path), embeddings=DeterministicEmbeddings())
     try:
-        with pytest.raises(ConfigurationError, match="needs MemoryLayers with a store"):
+        with pytest.raises(ConfigurationError, match="have no store outside a graph run"):
             create_mcp_server(layers, user_id="alice")
     finally:
         await layers.aclose()
