@@ -38,7 +38,7 @@ from typing import Any
 from opentelemetry import metrics, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-__all__ = ["Operation", "Recall", "Telemetry"]
+__all__ = ["Operation", "Telemetry"]
 
 _SCOPE = "langmem_layers"
 
@@ -53,10 +53,17 @@ def _version() -> str:
 class Operation:
     """One span in progress: attributes added with :meth:`set`, ended by its ``with``."""
 
-    __slots__ = ("_span",)
+    __slots__ = ("_span", "count")
 
     def __init__(self, span: trace.Span) -> None:
         self._span = span
+        #: The records the operation touched (:meth:`found`).
+        self.count = 0
+
+    def found(self, count: int) -> None:
+        """The records the operation returned or wrote (``gen_ai.memory.record.count``)."""
+        self.count = count
+        self.set({"gen_ai.memory.record.count": count})
 
     def set(self, attributes: Mapping[str, Any]) -> None:
         """Add attributes (``None`` values are left out)."""
@@ -93,8 +100,9 @@ class Telemetry:
         tracer_provider: trace.TracerProvider | None = None,
     ) -> None:
         self.capture_content = capture_content
-        meter = metrics.get_meter(_SCOPE, _version(), meter_provider=meter_provider)
-        self.tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider=tracer_provider)
+        version = _version()
+        meter = metrics.get_meter(_SCOPE, version, meter_provider=meter_provider)
+        self.tracer = trace.get_tracer(_SCOPE, version, tracer_provider=tracer_provider)
         self._recall_s = meter.create_histogram(
             "langmem.recall.duration", unit="s", description="Time of one recall (search)"
         )
@@ -161,27 +169,25 @@ class Telemetry:
             span.end()
 
     @contextmanager
-    def recall(self, store: str, query: str) -> Iterator[Recall]:
-        """A ``search_memory`` span, the recall's duration and outcome (``op.set`` the count)."""
+    def recall(self, store: str, query: str) -> Iterator[Operation]:
+        """A ``search_memory`` span, the recall's duration and outcome (``op.found`` the count)."""
         start = time.perf_counter()
-        found: list[int] = []
         text = {"gen_ai.memory.query.text": query} if self.capture_content else {}
         with self.operation("search_memory", "search_memory", store=store, attributes=text) as op:
-            yield Recall(op, found)
+            yield op
         seconds = time.perf_counter() - start
-        hits = found[0] if found else 0
+        hits = op.count
         self._recall_s.record(seconds)
         self._recalls.add(1, {"langmem.recall.outcome": "hit" if hits else "empty"})
         self._recalled.add(hits)
         self._note("recalls", round(seconds * 1000, 3), hits)
 
     @contextmanager
-    def archive(self, store: str) -> Iterator[Recall]:
+    def archive(self, store: str) -> Iterator[Operation]:
         """A ``create_memory`` span, and the archive counted (``op.found`` its records)."""
-        found: list[int] = []
         with self.operation("create_memory", "create_memory", store=store) as op:
-            yield Recall(op, found)
-        self.archived(found[0] if found else 0)
+            yield op
+        self.archived(op.count)
 
     def archived(self, records: int) -> None:
         """One session archived with ``records`` records (episode and turns)."""
@@ -229,17 +235,3 @@ class Telemetry:
             events = {k: [list(e) for e in v] for k, v in self._events.items()}
         archives = [e[0] for e in events.pop("archives")]
         return {"since": self._start, "now": time.time(), "archives": archives, **events}
-
-
-class Recall(Operation):
-    """A recall's span; :meth:`found` records how many records came back."""
-
-    __slots__ = ("_found",)
-
-    def __init__(self, op: Operation, found: list[int]) -> None:
-        super().__init__(op._span)
-        self._found = found
-
-    def found(self, count: int) -> None:
-        self._found.append(count)
-        self.set({"gen_ai.memory.record.count": count})

@@ -328,7 +328,7 @@ class ProfileStore:
         core = self._apply_locked(store, user_id, checked, thread_id, extractor, now)
         with self.telemetry.operation("update_memory", "update_memory", store="profile") as op:
             records = yield from exclusive(store, self.namespace(user_id, "profile"), core)
-            op.set({"gen_ai.memory.record.count": len(records)})
+            op.found(len(records))
         self._changed(records)
         return records
 
