@@ -724,8 +724,11 @@ def list_users_core(layers: Layers) -> Core[list[str]]:
                 offset=offset,
             )
             for ns in page:
-                # a store may keep a namespace whose items were all deleted (InMemoryStore)
-                if len(ns) >= 3 and (yield store_call(store.search, store.asearch, ns, limit=1)):
+                # a store may keep a namespace whose items were all deleted (InMemoryStore):
+                # one item tells; a user already found needs no second look
+                if len(ns) < 3 or decode_label(ns[2]) in users:
+                    continue
+                if (yield store_call(store.search, store.asearch, ns, limit=1)):
                     users.add(decode_label(ns[2]))
             if len(page) < _PAGE:
                 break
